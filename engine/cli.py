@@ -1,0 +1,176 @@
+"""The ``stealsearch`` command.
+
+Each problem package contributes its sub-command through a module
+``problems/<name>/cli.py`` with one function::
+
+    def register(subparsers) -> None:
+        p = subparsers.add_parser("uts", help="...")
+        add_backend_arguments(p)          # --workers/--sequential/--scheduler/...
+        p.set_defaults(func=run)          # run(args) -> int exit code
+
+Bad input anywhere (an :class:`engine.errors.InputError`, or an argparse error)
+prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Sequence
+
+from .errors import InputError, SearchFailed
+
+#: Sub-command modules, in the order ``--help`` lists them.
+SUBCOMMAND_MODULES = (
+    "problems.uts.cli",
+    "problems.clique.cli",
+    "problems.liquid.cli",
+    "problems.hrelation.cli",
+    "problems.commclust.cli",
+    "problems.twolevel.cli",
+)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise InputError(f"{self.prog}: {message}")
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) -> None:
+    """The flags every engine-backed command shares."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="run on a LocalCluster of N worker processes (default 2)")
+    where.add_argument("--sequential", action="store_true",
+                       help="run the sequential backend in this process")
+    where.add_argument("--scheduler", metavar="ADDR", default=None,
+                       help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    where.add_argument("--cluster-config", metavar="FILE", default=None,
+                       help="a cluster description from cluster_configs/")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                        help="stop after S seconds with status 'interrupted'")
+    parser.add_argument("--node-limit", type=int, default=None, metavar="N",
+                        help="stop after about N expanded nodes with status 'interrupted'")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--progress", action="store_true",
+                        help="show live progress on stderr (default: on for a terminal)")
+    if policy:
+        g = parser.add_argument_group("steal policy (see engine.policy.StealPolicy)")
+        g.add_argument("--steal-k", type=int, default=None, metavar="K",
+                       help="rows per release / steal batch")
+        g.add_argument("--release-threshold", type=int, default=None, metavar="T",
+                       help="release when the local portion holds more than T rows")
+        g.add_argument("--acquire", type=int, default=None, metavar="A",
+                       help="rows taken back from the own shared portion at a time")
+        g.add_argument("--victims", default=None,
+                       choices=("ring", "random", "permutation", "richest"),
+                       help="victim order when looking for work")
+        g.add_argument("--steal-half", action="store_true", default=None,
+                       help="steal half of the victim's shared rows instead of k")
+        g.add_argument("--polling", type=int, default=None, metavar="P",
+                       help="victims polled per FINDWORK round")
+        g.add_argument("--budget", type=int, default=None, metavar="B",
+                       help="node expansions per kernel call")
+        g.add_argument("--no-stealing", action="store_true",
+                       help="disable stealing (each worker keeps its initial share)")
+
+
+def policy_from_args(args: argparse.Namespace):
+    """A StealPolicy built from the policy flags (defaults where a flag is absent)."""
+    from .policy import StealPolicy
+
+    fields = {
+        "k": getattr(args, "steal_k", None),
+        "release_threshold": getattr(args, "release_threshold", None),
+        "acquire": getattr(args, "acquire", None),
+        "victims": getattr(args, "victims", None),
+        "steal_half": getattr(args, "steal_half", None),
+        "polling": getattr(args, "polling", None),
+        "budget": getattr(args, "budget", None),
+    }
+    kwargs = {k: v for k, v in fields.items() if v is not None}
+    if getattr(args, "no_stealing", False):
+        kwargs["stealing"] = False
+    try:
+        return StealPolicy(**kwargs)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def solve_from_args(problem, args: argparse.Namespace):
+    """Run ``engine.solve`` with the backend the flags name."""
+    from .solve import solve
+
+    kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
+                  policy=policy_from_args(args),
+                  progress=args.progress or (sys.stderr.isatty() and not args.json))
+    if args.sequential:
+        return solve(problem, backend="sequential", **kwargs)
+    return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,
+                 cluster_config=args.cluster_config, **kwargs)
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, default=_json_default))
+
+
+def _json_default(obj):
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="stealsearch",
+        description="Parallel backtracking search on Dask (stealstack), and the "
+                    "scheduling algorithms of the seed papers.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=OneLineParser)
+    sub.required = True
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            # a problem package not installed in this build; every other import
+            # error is a bug and must surface
+            if exc.name and name.startswith(exc.name):
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        code = args.func(args)
+        return 0 if code is None else int(code)
+    except InputError as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        if not msg.startswith("stealsearch"):
+            msg = f"stealsearch: error: {msg}"
+        print(msg, file=sys.stderr)
+        return 2
+    except SearchFailed as exc:
+        print(f"stealsearch: search failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("stealsearch: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""The plug-in contract between the engine and a search problem.
+
+The engine knows *how* a tree is searched (stacks, chunks, stealing, termination); a
+problem says *what* is searched.  A problem hands the engine
+
+* a **root frontier**: a 2-D ``int64`` array, one node per row, every row
+  self-contained (any worker can continue the search from it alone);
+* a **kernel**: a numba function compiled ``@njit(nogil=True, cache=True)`` that
+  advances a depth-first search over an explicit stack of such rows for at most
+  ``budget`` node expansions;
+* **decode / verify** for the solution the kernel writes into a flat buffer.
+
+Python never runs per node: the engine calls the kernel once per chunk.
+
+Kernel signature
+----------------
+::
+
+    kernel(stack, top, budget, mode, incumbent, counters, solution, *data)
+        -> (top, status, value)
+
+``stack``      ``int64[:, :]``, shape ``(capacity, row_width)``.  Rows ``stack[:top]``
+               are the live nodes; the top of the stack is ``stack[top - 1]``.  The
+               engine may hand in a view whose row 0 is not the physical row 0.
+``top``        number of live rows on entry.
+``budget``     at most this many nodes are *expanded* (popped and processed).
+``mode``       ``OPTIMISE``, ``DECIDE`` or ``ENUMERATE`` (module constants below).
+``incumbent``  the best objective known anywhere (optimise / decide).  Prune a node
+               when its bound is ``<= incumbent``.  In decide mode the engine passes
+               ``target - 1``, so "better than the incumbent" means "a solution".
+               Ignored in enumerate mode.
+``counters``   ``int64[:]`` of length ``N_ENGINE_COUNTERS + len(extra_counters)``.
+               The kernel *adds* to it: ``counters[NODES]`` += nodes expanded,
+               ``counters[SOLUTIONS]`` += solutions counted (enumerate mode), and
+               ``counters[N_ENGINE_COUNTERS + i]`` for the problem's own counters
+               (reduced over workers by ``"sum"`` or ``"max"``, see
+               :attr:`Problem.extra_counters`).
+``solution``   ``int64[:]`` of length :attr:`Problem.solution_size`; on an
+               improvement the kernel writes the solution there (layout is the
+               problem's business; :meth:`Problem.decode` reads it).
+``*data``      the arrays returned by :meth:`Problem.kernel_data` (graph bitsets,
+               tree parameters...), passed positionally, read-only by convention.
+
+Returned ``status``:
+
+``BUDGET``     the budget was spent; ``stack[:top]`` is non-empty.
+``EMPTY``      the stack is exhausted (``top == 0``).
+``IMPROVED``   a node with objective ``value > incumbent`` was found and written to
+               ``solution``; the stack is left consistent (the node that improved has
+               been fully expanded, its children pushed) so the search can resume.
+               In decide mode this means "a solution exists" and the engine stops.
+``GROW``       the next expansion may not fit: ``top + max_children > capacity``.
+               The kernel returns *before* popping the node; the engine enlarges the
+               stack and calls again.  A kernel must make progress when called with
+               ``capacity - top >= Problem.max_children``.
+
+Counters, not return values, carry node counts, so a chunk that returns early
+still reports exactly the work it did.  The engine's exactness tests (UTS) rely on
+the kernel counting each expanded node exactly once.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Sequence
+
+import numpy as np
+
+# --- modes (passed to kernels as plain ints) ------------------------------------
+OPTIMISE = 0
+DECIDE = 1
+ENUMERATE = 2
+
+# --- kernel status codes ----------------------------------------------------------
+BUDGET = 0
+EMPTY = 1
+IMPROVED = 2
+GROW = 3
+
+# --- engine-owned counter slots -----------------------------------------------------
+NODES = 0
+SOLUTIONS = 1
+N_ENGINE_COUNTERS = 2
+
+
+class Mode(enum.Enum):
+    """What a search computes."""
+
+    OPTIMISE = OPTIMISE    #: maximise an integer objective (minimise by negating it)
+    DECIDE = DECIDE        #: find one solution with objective >= target, then stop everywhere
+    ENUMERATE = ENUMERATE  #: visit the whole tree, count solutions (no pruning by incumbent)
+
+    @classmethod
+    def parse(cls, value: "Mode | str") -> "Mode":
+        if isinstance(value, Mode):
+            return value
+        try:
+            return cls[str(value).upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown mode {value!r}; expected one of optimise, decide, enumerate"
+            ) from None
+
+
+class InvalidProblem(ValueError):
+    """A problem instance or its data is malformed (raised by problem constructors)."""
+
+
+class Problem:
+    """Base class of every plug-in search problem.
+
+    Subclasses set the class/instance attributes below and implement the methods.
+    Instances must be picklable (they travel to Dask workers): keep numpy arrays and
+    plain values in them, and refer to the kernel as a module-level numba function.
+
+    Attributes
+    ----------
+    name : str
+        Short name used in results ("uts", "clique", ...).
+    kernel : numba dispatcher
+        See the module docstring for its signature.
+    row_width : int
+        Number of int64 words per node row.
+    max_children : int
+        Upper bound on rows one expansion pushes (see ``GROW``).
+    mode : Mode
+    target : int | None
+        Decide mode: the objective a solution must reach.
+    solution_size : int
+        Length of the solution buffer.
+    extra_counters : tuple[tuple[str, str], ...]
+        ``(name, "sum" | "max")`` for each problem counter after the engine's.
+    objective_sense : int
+        +1 if the reported objective is the kernel's value, -1 if the problem minimises
+        and the kernel maximises ``-objective`` (results are shown un-negated).
+    """
+
+    name: str = "problem"
+    kernel: Any = None
+    row_width: int = 1
+    max_children: int = 1
+    mode: Mode = Mode.ENUMERATE
+    target: int | None = None
+    solution_size: int = 1
+    extra_counters: tuple = ()
+    objective_sense: int = 1
+
+    # -- what the engine calls ---------------------------------------------------------
+    def root_frontier(self) -> np.ndarray:
+        """The nodes to start from, shape ``(r, row_width)``, dtype int64."""
+        raise NotImplementedError
+
+    def kernel_data(self) -> tuple:
+        """Arrays passed to the kernel after the engine's arguments."""
+        return ()
+
+    def initial_incumbent(self) -> int:
+        """Value every node must beat.  Decide: ``target - 1``.  Optimise: a known
+        lower bound minus nothing (a solution equal to it is not reported unless the
+        problem's own initial solution covers it; see :meth:`initial_solution`)."""
+        if self.mode is Mode.DECIDE:
+            if self.target is None:
+                raise InvalidProblem("decide mode needs a target")
+            return int(self.target) - 1
+        return np.iinfo(np.int64).min // 2
+
+    def initial_solution(self) -> Any:
+        """A decoded solution achieving :meth:`initial_incumbent` (or None)."""
+        return None
+
+    def row_bounds(self, rows: np.ndarray) -> np.ndarray:
+        """Upper bound on the objective reachable below each row (optimise mode),
+        used for the proven bound of an interrupted search.  The default is +inf-like,
+        meaning "no bound known"."""
+        return np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
+
+    def decode(self, solution: np.ndarray, value: int) -> Any:
+        """Turn the kernel's solution buffer into the user's solution."""
+        return solution.tolist()
+
+    def verify(self, solution: Any, value: int) -> bool:
+        """Check a decoded solution independently of the kernel.  Return True, or raise
+        :class:`SolutionError` saying what is wrong."""
+        return True
+
+    def describe(self) -> dict:
+        """Plain-data description of the instance for results and JSON."""
+        return {"problem": self.name}
+
+    # -- helpers shared by subclasses --------------------------------------------------
+    def n_counters(self) -> int:
+        return N_ENGINE_COUNTERS + len(self.extra_counters)
+
+
+class SolutionError(AssertionError):
+    """A verifier rejected a solution."""
+
+
+def reduce_counters(problem: Problem, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Combine per-worker counter arrays: engine counters add up, problem counters by
+    their declared reduction."""
+    total = np.zeros(problem.n_counters(), dtype=np.int64)
+    for arr in arrays:
+        total[:N_ENGINE_COUNTERS] += arr[:N_ENGINE_COUNTERS]
+        for i, (_, how) in enumerate(problem.extra_counters):
+            j = N_ENGINE_COUNTERS + i
+            total[j] = max(total[j], arr[j]) if how == "max" else total[j] + arr[j]
+    return total

@@ -1,0 +1,1 @@
+"""Plug-in search problems and the polynomial algorithms of the seed papers."""
