@@ -1,0 +1,66 @@
+"""The tunables of the stealstack protocol, in one object a sweep can vary.
+
+Seed 003 (Thimm, Kreher, Merkey 2005), §3.1 and §4.2: every worker's stack is
+split into a *local* portion (its top, owner only) and a *shared* portion (its
+bottom, stealable).  The numbers below are the paper's k (rows per release and per
+steal), the FULL() limit (``release_threshold``), the ACQUIRE size, the polling
+order and the polling count.
+
+The paper's coordination rule ("a shared portion must never be left holding rows
+that nobody can take", §4.2) holds for every setting here: the shared portion is a
+deque of whole batches; ACQUIRE takes up to ``acquire`` rows from it whatever their
+number; a steal takes up to ``k`` rows (or half) whatever is there.  No count is ever
+"too few to take".
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+VICTIM_ORDERS = ("ring", "random", "permutation", "richest")
+
+
+@dataclass(frozen=True)
+class StealPolicy:
+    #: rows moved by one RELEASE and taken by one STEAL (seed's k).
+    k: int = 8
+    #: RELEASE when the local portion holds more than this many rows (seed's FULL()).
+    release_threshold: int = 32
+    #: rows an owner takes back from its own shared portion when its local one is empty.
+    acquire: int = 8
+    #: victim order of FINDWORK: "ring" (next in ring, the paper's), "random",
+    #: "permutation" (a fixed random permutation per worker), "richest" (largest last
+    #: known shared portion first; sizes are gossiped with progress reports).
+    victims: str = "ring"
+    #: steal half of the victim's shared rows instead of k (adaptive batch size).
+    steal_half: bool = False
+    #: victims polled per FINDWORK round before the worker backs off (0 = all peers).
+    polling: int = 0
+    #: node expansions per kernel call (a chunk).  Long enough that Python's share is
+    #: tiny, short enough that RELEASE happens often and limits are checked promptly.
+    budget: int = 20_000
+    #: False disables STEAL: every worker searches only what it was dealt (the "no
+    #: sharing" rows of the seed's Tables 4.4-4.5).
+    stealing: bool = True
+    #: seconds an idle worker sleeps between FINDWORK rounds (doubles up to 16x).
+    idle_backoff: float = 0.002
+    #: seed for the random and permutation victim orders.
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("k", "release_threshold", "acquire", "budget"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"StealPolicy.{name} must be a positive integer, got {value!r}")
+        if self.polling < 0:
+            raise ValueError(f"StealPolicy.polling must be >= 0, got {self.polling}")
+        if self.victims not in VICTIM_ORDERS:
+            raise ValueError(f"StealPolicy.victims must be one of {', '.join(VICTIM_ORDERS)}, "
+                             f"got {self.victims!r}")
+        if self.idle_backoff <= 0:
+            raise ValueError("StealPolicy.idle_backoff must be > 0")
+
+    def with_(self, **changes) -> "StealPolicy":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,50 @@
+"""``solve()``: the one entry point, pybnb-style.
+
+>>> from problems.uts import UTSProblem
+>>> result = solve(UTSProblem.preset("default"), backend="sequential")
+>>> result.count
+1732
+"""
+from __future__ import annotations
+
+from .errors import InputError
+from .policy import StealPolicy
+from .problem import Problem
+from .result import SearchResult
+
+BACKENDS = ("sequential", "dask")
+
+
+def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None,
+          scheduler: str | None = None, cluster_config: str | None = None,
+          client=None, policy: StealPolicy | None = None,
+          time_limit: float | None = None, node_limit: int | None = None,
+          progress: bool = False) -> SearchResult:
+    """Search ``problem`` to completion (or until a limit) and return a SearchResult.
+
+    backend : "sequential" (this process) or "dask" (the stealstack over Dask workers).
+    workers / scheduler / cluster_config / client : where the dask backend runs; with
+        none of them, a LocalCluster of 2 worker processes is started and closed.
+    policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
+    time_limit, node_limit : stop early with status "interrupted"; the result keeps the
+        best solution found and, in optimise mode, a proven bound.
+    """
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if time_limit is not None and time_limit <= 0:
+        raise InputError(f"time limit must be > 0 seconds, got {time_limit}")
+    if node_limit is not None and node_limit < 1:
+        raise InputError(f"node limit must be >= 1, got {node_limit}")
+    policy = policy or StealPolicy()
+    if backend == "sequential":
+        from .sequential import run_sequential
+        return run_sequential(problem, policy=policy, time_limit=time_limit,
+                              node_limit=node_limit, progress=progress)
+    from .dask_backend import run_dask
+    if client is not None:
+        return run_dask(problem, client, policy=policy, time_limit=time_limit,
+                        node_limit=node_limit, progress=progress)
+    from .cluster import dask_client
+    with dask_client(workers=workers, scheduler=scheduler, config=cluster_config) as c:
+        return run_dask(problem, c, policy=policy, time_limit=time_limit,
+                        node_limit=node_limit, progress=progress)
