@@ -1,0 +1,219 @@
+"""The UTS kernel: SHA-1 node states and child counts computed inside numba.
+
+One node row is ``[height, h0, h1, h2, h3, h4]``: the height and the five 32-bit
+words of the node's 20-byte SHA-1 state (big-endian, as UTS's ``brg_sha1`` writes
+them).  A child's state is SHA1(parent state ‖ i as 4 big-endian bytes): 24 bytes,
+one padded 64-byte block, so one SHA-1 compression per generated node.
+
+All arithmetic is on int64 holding 32-bit values (masked), which avoids numba's
+uint64/int64 promotion to float.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from engine.problem import BUDGET, EMPTY, GROW, N_ENGINE_COUNTERS, NODES, SOLUTIONS
+
+M32 = 0xFFFFFFFF
+
+# tree types and geometric shapes (UTS 2.1 numbering)
+BIN, GEO, HYBRID, BALANCED = 0, 1, 2, 3
+LINEAR, EXPDEC, CYCLIC, FIXED = 0, 1, 2, 3
+MAXNUMCHILDREN = 100
+
+# layout of the float64 parameter vector handed to the kernel
+P_TYPE, P_SHAPE, P_B0, P_GENMX, P_Q, P_M, P_SHIFT = range(7)
+N_PARAMS = 7
+
+# the problem's own counters, after the engine's
+LEAVES = N_ENGINE_COUNTERS
+MAXDEPTH = N_ENGINE_COUNTERS + 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _rotl(x, n):
+    return ((x << n) | (x >> (32 - n))) & M32
+
+
+@njit(nogil=True, cache=True)
+def sha1_block(w, out):
+    """SHA-1 of one already padded 64-byte block given as 16 words in ``w[:16]``
+    (``w`` has room for 80); the five digest words go to ``out``."""
+    for t in range(16, 80):
+        w[t] = _rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)
+    a = 0x67452301
+    b = 0xEFCDAB89
+    c = 0x98BADCFE
+    d = 0x10325476
+    e = 0xC3D2E1F0
+    for t in range(20):
+        tmp = (_rotl(a, 5) + ((b & c) | ((~b) & d)) + e + w[t] + 0x5A827999) & M32
+        e = d
+        d = c
+        c = _rotl(b, 30)
+        b = a
+        a = tmp
+    for t in range(20, 40):
+        tmp = (_rotl(a, 5) + (b ^ c ^ d) + e + w[t] + 0x6ED9EBA1) & M32
+        e = d
+        d = c
+        c = _rotl(b, 30)
+        b = a
+        a = tmp
+    for t in range(40, 60):
+        tmp = (_rotl(a, 5) + ((b & c) | (b & d) | (c & d)) + e + w[t] + 0x8F1BBCDC) & M32
+        e = d
+        d = c
+        c = _rotl(b, 30)
+        b = a
+        a = tmp
+    for t in range(60, 80):
+        tmp = (_rotl(a, 5) + (b ^ c ^ d) + e + w[t] + 0xCA62C1D6) & M32
+        e = d
+        d = c
+        c = _rotl(b, 30)
+        b = a
+        a = tmp
+    out[0] = (0x67452301 + a) & M32
+    out[1] = (0xEFCDAB89 + b) & M32
+    out[2] = (0x98BADCFE + c) & M32
+    out[3] = (0x10325476 + d) & M32
+    out[4] = (0xC3D2E1F0 + e) & M32
+
+
+@njit(nogil=True, cache=True)
+def root_state(seed, out):
+    """UTS rng_init: SHA1(16 zero bytes ‖ seed as 4 big-endian bytes)."""
+    w = np.zeros(80, dtype=np.int64)
+    w[4] = seed & M32
+    w[5] = 0x80000000          # padding bit after 20 bytes
+    w[15] = 160                # message length in bits
+    sha1_block(w, out)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _geometric_children(height, r, p_vec):
+    shape = int(p_vec[P_SHAPE])
+    b0 = p_vec[P_B0]
+    gen_mx = p_vec[P_GENMX]
+    b_i = b0
+    if height > 0:
+        depth = float(height)
+        if shape == EXPDEC:
+            b_i = b0 * math.pow(depth, -math.log(b0) / math.log(gen_mx))
+        elif shape == CYCLIC:
+            if depth > 5 * gen_mx:
+                b_i = 0.0
+            else:
+                b_i = math.pow(b0, math.sin(2.0 * 3.141592653589793 * depth / gen_mx))
+        elif shape == FIXED:
+            b_i = b0 if depth < gen_mx else 0.0
+        else:  # LINEAR
+            b_i = b0 * (1.0 - depth / gen_mx)
+    p = 1.0 / (1.0 + b_i)
+    u = r / 2147483648.0
+    x = math.floor(math.log(1.0 - u) / math.log(1.0 - p))
+    if not (x > 0.0):          # also catches NaN and -0.0
+        return 0
+    if x > 1e9:
+        return 1000000000
+    return int(x)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def num_children(height, rand31, p_vec):
+    """UTS uts_numChildren for a node of the given height and rng value."""
+    tree = int(p_vec[P_TYPE])
+    b0 = p_vec[P_B0]
+    n = 0
+    if tree == BIN:
+        if height == 0:
+            n = int(math.floor(b0))
+        elif rand31 / 2147483648.0 < p_vec[P_Q]:
+            n = int(p_vec[P_M])
+    elif tree == GEO:
+        n = _geometric_children(height, rand31, p_vec)
+    elif tree == HYBRID:
+        if height < p_vec[P_SHIFT] * p_vec[P_GENMX]:
+            n = _geometric_children(height, rand31, p_vec)
+        elif rand31 / 2147483648.0 < p_vec[P_Q]:
+            n = int(p_vec[P_M])
+    else:  # BALANCED
+        if height < p_vec[P_GENMX]:
+            n = int(b0)
+    if height == 0 and tree == BIN:
+        cap = int(math.ceil(b0))
+        if n > cap:
+            n = cap
+    elif tree != BALANCED and n > MAXNUMCHILDREN:
+        n = MAXNUMCHILDREN
+    return n
+
+
+@njit(nogil=True, cache=True)
+def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec):
+    """Advance the UTS depth-first traversal by at most ``budget`` nodes.
+
+    Every expanded node is counted (``NODES`` and ``SOLUTIONS``: in UTS every node is
+    what is enumerated), leaves and the largest height are tracked."""
+    cap = stack.shape[0]
+    w = np.zeros(80, dtype=np.int64)
+    digest = np.zeros(5, dtype=np.int64)
+    max_kids = MAXNUMCHILDREN
+    if int(p_vec[P_TYPE]) == BIN or int(p_vec[P_TYPE]) == BALANCED:
+        max_kids = max(MAXNUMCHILDREN, int(math.ceil(p_vec[P_B0])))
+    done = 0
+    leaves = 0
+    maxdepth = counters[MAXDEPTH]
+    status = BUDGET
+    while done < budget:
+        if top == 0:
+            status = EMPTY
+            break
+        if top + max_kids > cap:
+            status = GROW
+            break
+        top -= 1
+        height = stack[top, 0]
+        h0 = stack[top, 1]
+        h1 = stack[top, 2]
+        h2 = stack[top, 3]
+        h3 = stack[top, 4]
+        h4 = stack[top, 5]
+        done += 1
+        if height > maxdepth:
+            maxdepth = height
+        n = num_children(height, h4 & 0x7FFFFFFF, p_vec)
+        if n == 0:
+            leaves += 1
+            continue
+        for i in range(n):
+            w[0] = h0
+            w[1] = h1
+            w[2] = h2
+            w[3] = h3
+            w[4] = h4
+            w[5] = i
+            w[6] = 0x80000000
+            for j in range(7, 15):
+                w[j] = 0
+            w[15] = 192
+            sha1_block(w, digest)
+            row = top + i
+            stack[row, 0] = height + 1
+            stack[row, 1] = digest[0]
+            stack[row, 2] = digest[1]
+            stack[row, 3] = digest[2]
+            stack[row, 4] = digest[3]
+            stack[row, 5] = digest[4]
+        top += n
+    if status == BUDGET and top == 0:
+        status = EMPTY
+    counters[NODES] += done
+    counters[SOLUTIONS] += done
+    counters[LEAVES] += leaves
+    counters[MAXDEPTH] = maxdepth
+    return top, status, 0
