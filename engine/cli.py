@@ -36,7 +36,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit code 2."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        raise InputError(f"{self.prog}: {message}")
+        raise InputError(f"{self.prog}: error: {message}")
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) -> None:
@@ -107,6 +107,8 @@ def solve_from_args(problem, args: argparse.Namespace):
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
                   policy=policy_from_args(args),
                   progress=args.progress or (sys.stderr.isatty() and not args.json))
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
     if args.sequential:
         return solve(problem, backend="sequential", **kwargs)
     return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,

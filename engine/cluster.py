@@ -44,7 +44,7 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     if workers < 1:
         raise InputError(f"--workers must be >= 1, got {workers}")
     _quiet_logs()
-    kwargs.setdefault("dashboard_address", None)
+    kwargs.setdefault("dashboard_address", ":0")  # a free port: never clash with another cluster
     kwargs.setdefault("host", "127.0.0.1")
     kwargs.setdefault("silence_logs", logging.ERROR)
     # Kernels release the GIL and run in a seceded thread; keep the memory monitor

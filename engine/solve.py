@@ -42,7 +42,7 @@ def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None
                               node_limit=node_limit, progress=progress)
     from .dask_backend import run_dask
     if client is not None:
-        return run_dask(problem, client, policy=policy, time_limit=time_limit,
+        return run_dask(problem, client, workers=workers, policy=policy, time_limit=time_limit,
                         node_limit=node_limit, progress=progress)
     from .cluster import dask_client
     with dask_client(workers=workers, scheduler=scheduler, config=cluster_config) as c:

@@ -79,8 +79,8 @@ def validate_messages(matrix, where: str = "matrix") -> np.ndarray:
     """
     try:
         arr = np.asarray(matrix)
-    except Exception as exc:  # ragged nested lists etc.
-        raise HRelationInputError(f"{where}: not a matrix ({exc})") from None
+    except Exception:  # ragged nested lists etc.
+        raise HRelationInputError(f"{where}: rows have different lengths (not a matrix)") from None
     if arr.dtype == object:
         raise HRelationInputError(f"{where}: rows have different lengths or non-numeric entries")
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:

@@ -133,7 +133,10 @@ def parse_list(text: str, kind=int, what: str = "list") -> list:
         part = part.strip()
         if not part:
             continue
-        out.append(kind(part))
+        try:
+            out.append(kind(part))
+        except ValueError:
+            raise ValueError(f"{what}: {part!r} is not a valid {kind.__name__}") from None
     if not out:
         raise ValueError(f"empty {what}")
     return out

@@ -217,7 +217,7 @@ class ColouringProblem(Problem):
     >>> from engine.solve import solve
     >>> from problems.liquid.topology import no_team_traffic
     >>> r = solve(ColouringProblem(no_team_traffic()), backend="sequential")
-    >>> r.status, -r.objective
+    >>> r.status, r.objective
     ('optimal', 3)
     """
 

@@ -1,0 +1,140 @@
+"""The shared portion of a worker's stealstack (seed 003, ch. 3, Fig. 3.2).
+
+The *local* portion is the worker's :class:`engine.stack.LocalStack` (owner only,
+no lock).  The *shared* portion below is a deque of row batches guarded by one
+lock, touched by the owner's search thread (RELEASE, ACQUIRE) and by the worker's
+event loop answering thieves (STEAL):
+
+* ``release(rows)``  appends a batch at the top end (newest);
+* ``acquire(a)``     the owner takes back up to ``a`` rows from the top end;
+* ``steal(k, half)`` a thief takes up to ``k`` rows (or half of them) from the
+  bottom end, i.e. the oldest rows, nearest the root: the largest subtrees.
+
+Termination credit
+------------------
+The portion also holds the worker's *termination credit* (Mattern's credit
+recovery, 1989): the search starts with credit 1 per worker; a victim that gives
+rows splits its credit ``2^-e`` into two halves ``2^-(e+1)``, one travelling with
+the rows; a worker whose local *and* shared portions are both empty returns its
+credit to the coordinator (rank 0).  The coordinator declares termination exactly
+when all credit is back: no worker holds a row and no steal reply is in flight.
+Credit is held as an exponent ``e`` (credit = 2^-e), ``None`` when returned; the
+check "both portions empty, so give the credit back" is made under the same lock a
+thief takes, so a row can never be stolen from a worker that has no credit.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import numpy as np
+
+
+class SharedPortion:
+    def __init__(self, width: int):
+        self.width = width
+        self.lock = threading.Lock()
+        self._batches: deque[np.ndarray] = deque()
+        self._rows = 0
+        self.credit_exp: int | None = 0       # credit 2^0 = 1 at start
+        # counters for the conservation check
+        self.rows_released = 0
+        self.releases = 0
+        self.rows_acquired = 0
+        self.acquires = 0
+        self.rows_given = 0
+        self.steals_answered = 0
+
+    def __len__(self) -> int:
+        return self._rows
+
+    # -- owner side ---------------------------------------------------------------------
+    def release(self, rows: np.ndarray) -> None:
+        if len(rows) == 0:
+            return
+        with self.lock:
+            self._batches.append(rows)
+            self._rows += len(rows)
+            self.rows_released += len(rows)
+            self.releases += 1
+
+    def acquire(self, a: int) -> np.ndarray | None:
+        """Up to ``a`` of the newest rows, bottom-to-top order; None if empty."""
+        with self.lock:
+            if not self._rows:
+                return None
+            taken = self._take_newest(a)
+            self.rows_acquired += len(taken)
+            self.acquires += 1
+            return taken
+
+    def return_credit_if_empty(self) -> int | None:
+        """Called by an owner whose local portion is empty: if the shared portion is
+        empty too, give up the credit (returns its exponent, to send to the
+        coordinator); otherwise return None and keep it."""
+        with self.lock:
+            if self._rows or self.credit_exp is None:
+                return None
+            e, self.credit_exp = self.credit_exp, None
+            return e
+
+    def receive_credit(self, e: int) -> None:
+        with self.lock:
+            # a worker only steals after giving its own credit back, so it holds none
+            assert self.credit_exp is None, "stole while still holding credit"
+            self.credit_exp = e
+
+    # -- thief side (runs on the worker's event loop) ----------------------------------
+    def steal(self, k: int, half: bool) -> tuple[np.ndarray | None, int | None]:
+        """Take rows from the bottom for a thief; returns (rows, credit exponent)."""
+        with self.lock:
+            if not self._rows or self.credit_exp is None:
+                return None, None
+            want = (self._rows + 1) // 2 if half else k
+            taken = self._take_oldest(max(1, want))
+            self.credit_exp += 1
+            self.rows_given += len(taken)
+            self.steals_answered += 1
+            return taken, self.credit_exp
+
+    def drain(self) -> np.ndarray:
+        """Everything left (at the end of an interrupted search)."""
+        with self.lock:
+            return self._take_oldest(self._rows)
+
+    # -- batch bookkeeping (lock held) -------------------------------------------------
+    def _take_oldest(self, n: int) -> np.ndarray:
+        parts, got = [], 0
+        while got < n and self._batches:
+            b = self._batches[0]
+            need = n - got
+            if len(b) <= need:
+                parts.append(self._batches.popleft())
+                got += len(b)
+            else:
+                parts.append(b[:need])
+                self._batches[0] = b[need:]
+                got += need
+        self._rows -= got
+        return self._concat(parts)
+
+    def _take_newest(self, n: int) -> np.ndarray:
+        parts, got = [], 0
+        while got < n and self._batches:
+            b = self._batches[-1]
+            need = n - got
+            if len(b) <= need:
+                parts.append(self._batches.pop())
+                got += len(b)
+            else:
+                parts.append(b[len(b) - need:])
+                self._batches[-1] = b[:len(b) - need]
+                got += need
+        self._rows -= got
+        parts.reverse()
+        return self._concat(parts)
+
+    def _concat(self, parts) -> np.ndarray:
+        if not parts:
+            return np.empty((0, self.width), dtype=np.int64)
+        return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)

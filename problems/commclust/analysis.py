@@ -1,0 +1,154 @@
+"""One full characterisation run (seed 002, sections 3-4): cluster, score every partition,
+pick the best, optionally map it to machine groups.  Plain data in, plain data out, so it runs
+as an ordinary Dask task.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .clustering import cluster_table
+from .mapping import map_clusters_to_groups
+from .model import canonical_partition, validate_table
+from .quality import quality_curve
+
+
+def _num(x: float):
+    """JSON-friendly number: NaN -> None, +inf -> "inf"."""
+    x = float(x)
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def characterize(table, seed: int | None = 0, order=None, groups=None,
+                 partition_members_limit: int = 256, validated: bool = False) -> dict:
+    """Cluster ``table``, score all partitions, choose the best; a JSON-ready dict.
+
+    ``partitions[k]`` has ``n_clusters``, ``F_G``, ``D_G``, ``G_c`` (``None`` = undefined,
+    ``"inf"`` = no inter-cluster traffic) and, when ``N <= partition_members_limit``, its
+    ``clusters``; ``merges`` (``[a, b, f]`` with scipy's cluster ids) always describe them all.
+
+    >>> from problems.commclust.generators import paper_table1
+    >>> r = characterize(paper_table1(), seed=3)
+    >>> r["best"]["n_clusters"], sorted(map(sorted, r["best"]["clusters"]))
+    (2, [[0, 1, 2, 3], [4, 5, 6, 7]])
+    """
+    start = time.perf_counter()
+    t = table if validated else validate_table(table)
+    dend = cluster_table(t, seed=seed, order=order, validated=True)
+    curve = quality_curve(t, dend, validated=True)
+    best = curve.best_index()
+    elapsed_core = time.perf_counter() - start
+    n = dend.n
+    parts = []
+    with_members = n <= partition_members_limit
+    for k in range(n):
+        entry = {"index": k, "n_clusters": int(curve.n_clusters[k]), "F_G": _num(curve.F_G[k]),
+                 "D_G": _num(curve.D_G[k]), "G_c": _num(curve.G_c[k])}
+        if with_members:
+            entry["clusters"] = dend.partition(k)
+        parts.append(entry)
+    best_clusters = dend.partition(best)
+    result = {
+        "n_processes": n,
+        "seed": seed,
+        "tie_order": dend.order.tolist(),
+        "merges": [[int(a), int(b), float(f)] for (a, b), f in zip(dend.merges, dend.f)],
+        "partitions": parts,
+        "best": {"index": best, "n_clusters": int(curve.n_clusters[best]),
+                 "G_c": _num(curve.G_c[best]), "F_G": _num(curve.F_G[best]),
+                 "D_G": _num(curve.D_G[best]), "clusters": best_clusters},
+        "ranking": [int(k) for k in curve.ranking()],
+        "core_seconds": elapsed_core,
+    }
+    if groups:
+        result["mapping"] = map_clusters_to_groups(t, best_clusters, groups)
+    result["wall_seconds"] = time.perf_counter() - start
+    result["_dendrogram"] = dend
+    result["_curve"] = curve
+    return result
+
+
+def public(result: dict) -> dict:
+    """The result without the in-memory objects (for JSON)."""
+    return {k: v for k, v in result.items() if not k.startswith("_")}
+
+
+def best_summary(table, seed: int | None) -> dict:
+    """Dask-task payload for sweeps: best partition of one (table, seed) in canonical form.
+
+    >>> from problems.commclust.generators import paper_table1
+    >>> best_summary(paper_table1(), 5)["best_partition"]
+    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    """
+    start = time.perf_counter()
+    t = validate_table(table)
+    dend = cluster_table(t, seed=seed, validated=True)
+    curve = quality_curve(t, dend, validated=True)
+    best = curve.best_index()
+    return {"seed": seed, "best_index": best, "n_clusters": int(curve.n_clusters[best]),
+            "G_c": _num(curve.G_c[best]),
+            "best_partition": [list(c) for c in canonical_partition(dend.partition(best))],
+            "gc_curve": [_num(v) for v in curve.G_c],
+            "seconds": time.perf_counter() - start}
+
+
+def summarize_sweep(label: str, runs: list[dict]) -> dict:
+    """Stability of the best partition over the tie-break seeds of one table.
+
+    >>> s = summarize_sweep("t", [{"seed": 0, "n_clusters": 2, "G_c": 3.0,
+    ...     "best_partition": [[0], [1]], "gc_curve": [1.0, None], "seconds": 0.1}])
+    >>> s["stability"], s["distinct_best_partitions"]
+    (1.0, 1)
+    """
+    counts: dict = {}
+    for r in runs:
+        key = tuple(tuple(c) for c in r["best_partition"])
+        counts.setdefault(key, []).append(r["seed"])
+    modal, seeds = max(counts.items(), key=lambda kv: (len(kv[1]), -min(s for s in kv[1])))
+    gcs = [r["G_c"] for r in runs if isinstance(r["G_c"], (int, float))]
+    curves = [np.array([np.nan if v is None else (np.inf if v == "inf" else v) for v in r["gc_curve"]])
+              for r in runs]
+    spread = 0.0
+    if len(curves) > 1:
+        stack = np.vstack(curves)
+        finite = np.isfinite(stack).all(axis=0)
+        if finite.any():
+            spread = float((stack[:, finite].max(axis=0) - stack[:, finite].min(axis=0)).max())
+    m_counts: dict = {}
+    for r in runs:
+        m_counts[r["n_clusters"]] = m_counts.get(r["n_clusters"], 0) + 1
+    return {
+        "table": label,
+        "seeds": len(runs),
+        "distinct_best_partitions": len(counts),
+        "stability": len(seeds) / len(runs),
+        "modal_best_partition": [list(c) for c in modal],
+        "modal_n_clusters": len(modal),
+        "modal_seeds": sorted(seeds)[:20],
+        "best_n_clusters_counts": {str(k): v for k, v in sorted(m_counts.items())},
+        "best_G_c_min": min(gcs) if gcs else None,
+        "best_G_c_max": max(gcs) if gcs else None,
+        "gc_curve_max_spread": spread,
+        "task_seconds_total": float(sum(r["seconds"] for r in runs)),
+    }
+
+
+def run_sweep(client, tables: dict, seeds) -> list[dict]:
+    """Every (table, seed) as an ordinary Dask task (``client.submit`` of :func:`best_summary`);
+    the tables are scattered once to every worker.  Returns one summary per table."""
+    seeds = [int(s) for s in seeds]
+    futures = {}
+    for label, table in tables.items():
+        t = validate_table(table, source=label)
+        [remote] = client.scatter([t], broadcast=True)
+        futures[label] = [client.submit(best_summary, remote, s, pure=False) for s in seeds]
+    out = []
+    for label, futs in futures.items():
+        out.append(summarize_sweep(label, client.gather(futs)))
+    return out

@@ -1,0 +1,74 @@
+"""The sequential backend in all three modes, limits and the result object."""
+import json
+
+import numpy as np
+import pytest
+
+from engine import InputError, StealPolicy, solve
+from problems.uts import UTSProblem
+from subset_sum import SubsetSum, dp_oracle
+
+
+def instance(seed, n=18):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 60, size=n)
+    return w, int(w.sum() * rng.uniform(0.2, 0.6))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_three_modes_against_dynamic_programming(seed):
+    w, cap = instance(seed)
+    nodes, count, best = dp_oracle(w, cap)
+    r = solve(SubsetSum(w, cap), backend="sequential")
+    assert (r.nodes, r.count, r.status) == (nodes, count, "exhausted")
+    r = solve(SubsetSum(w, cap, "optimise"), backend="sequential")
+    assert (r.objective, r.status, r.verified) == (best, "optimal", True)
+    assert r.incumbent_history[-1][1] == best
+    r = solve(SubsetSum(w, cap, "decide", target=best), backend="sequential")
+    assert r.status == "found" and r.objective >= best
+    r = solve(SubsetSum(w, cap, "decide", target=best + 1), backend="sequential")
+    assert r.status == "none" and r.objective is None
+
+
+def test_node_limit_is_exact_on_sequential_and_figures_consistent():
+    r = solve(UTSProblem.preset("T3"), backend="sequential", node_limit=123_457)
+    assert r.status == "interrupted" and r.stop_reason == "node_limit"
+    assert r.nodes == r.count == 123_457
+    assert r.workers[0].rows_left > 0
+
+
+def test_time_limit_interrupts():
+    r = solve(UTSProblem.preset("T1L"), backend="sequential", time_limit=0.3,
+              policy=StealPolicy(budget=5000))
+    assert r.status == "interrupted" and r.stop_reason == "time_limit"
+    assert 0 < r.count < 102_181_082 and r.wall_seconds < 5
+
+
+def test_interrupted_optimisation_keeps_incumbent_and_proves_a_bound():
+    w, cap = instance(3, n=30)
+    _, _, best = dp_oracle(w, cap)
+    r = solve(SubsetSum(w, cap, "optimise"), backend="sequential", node_limit=40,
+              policy=StealPolicy(budget=7))
+    assert r.status == "interrupted"
+    assert r.objective is not None and r.objective <= best <= r.bound
+
+
+def test_result_prints_and_serialises():
+    r = solve(UTSProblem.preset("default"), backend="sequential")
+    text = str(r)
+    assert "1,732" in text and "exhausted" in text
+    d = json.loads(r.to_json())
+    assert d["count"] == 1732 and d["conservation"]["holds"]
+    assert d["workers"][0]["nodes"] == 1732
+
+
+def test_bad_solve_arguments():
+    p = UTSProblem.preset("default")
+    with pytest.raises(InputError):
+        solve(p, backend="mpi")
+    with pytest.raises(InputError):
+        solve(p, backend="sequential", time_limit=-1)
+    with pytest.raises(ValueError):
+        StealPolicy(k=0)
+    with pytest.raises(ValueError):
+        StealPolicy(victims="nearest")
