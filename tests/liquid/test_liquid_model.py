@@ -30,16 +30,6 @@ def test_fig1_round_robin_is_seven_steps_and_valid():
     assert not {"l11", "l12"} & used
 
 
-def test_fig1_paper_schedule_of_fig3_style_verifies():
-    # a hand-built 6-step liquid schedule: each step uses l11 and l12 once
-    x = fig1_traffic()
-    ids = {t.label(): i for i, t in enumerate(x.transfers)}
-    steps = [["T1->R4", "T4->R1", "T2->R2", "T3->R3", "T5->R5"],
-             ["T1->R5", "T5->R1", "T2->R2"]]
-    with pytest.raises(SolutionError):
-        verify_schedule(x, [[ids[s] for s in st] for st in steps])
-
-
 def test_teams_and_full_teams_definitions():
     x = fig1_traffic()
     ids = {t.label(): i for i, t in enumerate(x.transfers)}
@@ -99,9 +89,11 @@ def test_topology_and_traffic_files(tmp_path):
     (tmp_path / "t.json").write_text(json.dumps({"topology": "line.yaml", "allocation": [1, 1, 2]}))
     x = load_traffic(tmp_path / "t.json")
     assert x.size == 16 and x.link_throughput == 10
-    assert x.duration() == 6  # A->{C,C}, B->{C,C}: cable B>C carries 4+... checked by hand below
+    # by hand: nodes A.1, B.1, C.1, C.2; B>C carries {A.1, B.1} -> {C.1, C.2} = 4,
+    # A>B carries A.1 -> {B.1, C.1, C.2} = 3; every tx/rx link carries 4
     load = x.load()
-    assert load["B>C"] == 2 * 2 + 0 or load["B>C"] >= 4
+    assert load["B>C"] == 4 and load["A>B"] == 3 and load["tx:C.2"] == 4
+    assert x.duration() == 4
     (tmp_path / "m.yaml").write_text("topology: line.yaml\nmatrix: [[0,1,0,0],[0,0,1,0],[0,0,0,1],[1,0,0,0]]\n")
     y = load_traffic(tmp_path / "m.yaml")
     assert y.size == 4
