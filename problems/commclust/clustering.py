@@ -40,30 +40,48 @@ from .model import CommTableError, Dendrogram, exchanged_table, validate_table
 
 
 @njit(cache=True, nogil=True)
+def _sync_row(w, r, log_keep, log_gone, since, upto):
+    """Apply the merges ``since..upto-1`` of the log to row ``r`` of ``w``."""
+    row = w[r]
+    for m in range(since, upto):
+        k = log_keep[m]
+        row[k] = row[k] + row[log_gone[m]]
+
+
+@njit(cache=True, nogil=True)
 def _nn_chain(w, key):
     """Nearest-neighbour chain over the sums matrix ``w`` (modified in place).
 
     Returns per merge: kept slot, removed slot, W, f, key of kept, key of removed.
-    The active clusters are kept in a list sorted by slot, so every scan walks a row of
-    ``w`` in memory order.
+
+    Only rows are ever read or written (no strided column writes): a merge writes the new
+    cluster's row and appends ``(keep, gone)`` to a log; any other row applies the logged
+    merges it has not seen (``row[keep] += row[gone]``, in order) just before it is scanned.
+    The active clusters are kept sorted by slot, so a scan walks its row in memory order.
     """
     n = w.shape[0]
     size = np.ones(n, dtype=np.float64)
     ckey = key.copy()
     active = np.arange(n)
     n_active = n
+    synced = np.zeros(n, dtype=np.int64)
     chain = np.empty(n, dtype=np.int64)
     top = 0
     out_slot = np.empty((n - 1, 2), dtype=np.int64)
     out_w = np.empty(n - 1, dtype=np.float64)
     out_f = np.empty(n - 1, dtype=np.float64)
     out_key = np.empty((n - 1, 2), dtype=np.int64)
+    log_keep = out_slot[:, 0]
+    log_gone = out_slot[:, 1]
     n_merged = 0
     while n_active > 1:
         if top == 0:
             chain[0] = active[0]
             top = 1
         a = chain[top - 1]
+        if synced[a] < n_merged:
+            _sync_row(w, a, log_keep, log_gone, synced[a], n_merged)
+            synced[a] = n_merged
         sa = size[a]
         ka = ckey[a]
         row = w[a]
@@ -94,14 +112,18 @@ def _nn_chain(w, key):
                 keep, gone = a, b
             else:
                 keep, gone = b, a
-            out_slot[n_merged, 0] = keep
-            out_slot[n_merged, 1] = gone
+            for r in (keep, gone):
+                if synced[r] < n_merged:
+                    _sync_row(w, r, log_keep, log_gone, synced[r], n_merged)
+                    synced[r] = n_merged
             out_w[n_merged] = w[a, b]
             out_f[n_merged] = best_f
             out_key[n_merged, 0] = ckey[keep]
             out_key[n_merged, 1] = ckey[gone]
+            log_keep[n_merged] = keep
+            log_gone[n_merged] = gone
             n_merged += 1
-            # remove `gone` from the (sorted) active list, update the sums of `keep`
+            # remove `gone` from the (sorted) active list, build the row of `keep`
             rk = w[keep]
             rg = w[gone]
             j = 0
@@ -111,11 +133,9 @@ def _nn_chain(w, key):
                     continue
                 active[j] = c
                 j += 1
-                if c != keep:
-                    v = rk[c] + rg[c]
-                    rk[c] = v
-                    w[c, keep] = v
+                rk[c] = rk[c] + rg[c]
             n_active = j
+            synced[keep] = n_merged
             size[keep] += size[gone]
         else:
             chain[top] = best
