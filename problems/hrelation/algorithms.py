@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .colouring import DUMMY, konig_colouring, orient_halves, orient_packets
+from .colouring import konig_colouring, orient_halves, orient_packets, pad_regular
 from .model import HRelation, validate_messages
 from .schedule import UNIT, Schedule, ScheduleBuilder
 from .two_relation import (RemovedMatching, decompose, make_schedulable, schedule_direct,
@@ -106,12 +106,41 @@ def forwarding(m) -> Schedule:
 
 
 def weighted(m, use_forwarding: bool = True) -> Schedule:
-    """§4: strongly polynomial: each peeled matching is one 2-relation whose edges carry k
-    packets, sent with forwarding (rounds of k/5) or directly (rounds of k).
+    """§4: strongly polynomial: message halves + closed trails over the odd remainders
+    (``orient_halves``), König colouring by perfect matchings with multiplicities; each peeled
+    matching is one 2-relation whose edges carry k packets, sent with forwarding (12 rounds of
+    k/5) or directly (rounds of k).  The colouring and the emission run compiled
+    (``fast.py``); the number of rounds is O(#messages + P) whatever the message lengths.
 
     >>> weighted([[0, 10**6], [10**6, 0]]).length
     2000000.0
     """
+    from .fast import emit_schedule, peel_matchings
+
+    m = _as_matrix(m)
+    P = m.shape[0]
+    padded, delta = pad_regular(orient_halves(m), P)
+    name = "weighted" if use_forwarding else "weighted-direct"
+    b = ScheduleBuilder(P)
+    if delta == 0:
+        return b.build(name, {"matchings": 0, "flushes": 0})
+    eu = np.array(padded.u, dtype=np.int64)
+    ev = np.array(padded.v, dtype=np.int64)
+    colours, ks = peel_matchings(P, eu, ev, np.array(padded.count, dtype=np.int64), delta)
+    if len(ks) and ks[0] < 0:
+        raise RuntimeError("König colouring failed (a regular bipartite graph always has a perfect matching)")
+    rows, lengths, flushes = emit_schedule(P, colours, ks, eu, ev,
+                                           np.array(padded.src, dtype=np.int64),
+                                           np.array(padded.dst, dtype=np.int64), use_forwarding)
+    b.new_rounds(len(lengths), 0)
+    b._lengths = lengths.tolist()
+    b.add_block(rows)
+    return b.build(name, {"matchings": int(len(ks)), "flushes": int(flushes)})
+
+
+def weighted_python(m, use_forwarding: bool = True) -> Schedule:
+    """The same as ``weighted`` in plain Python (``konig_colouring`` and the 2-relation
+    schedulers of ``two_relation.py``); the tests compare the two."""
     m = _as_matrix(m)
     P = m.shape[0]
     b = ScheduleBuilder(P)
@@ -159,7 +188,8 @@ def regular_rounds(P: int) -> np.ndarray:
     Q = P if P % 2 else P - 1
     i = np.arange(Q)[:, None]
     j = np.arange(Q)[None, :]
-    part = (i - j) % Q
+    part = i - j
+    part += Q * (part < 0)
     if P % 2 == 0:
         idle = part == j
         part = np.where(idle, Q, part)
@@ -181,13 +211,11 @@ def regular_split(m) -> tuple[int, np.ndarray, np.ndarray]:
     if P < 2:
         return 0, np.zeros_like(m), m.copy()
     pair = m + m.T
-    off = ~np.eye(P, dtype=bool)
-    ell = int(pair[off].min())
-    upper = np.triu(np.ones((P, P), dtype=bool), 1)
-    reg = np.zeros_like(m)
+    np.fill_diagonal(pair, np.iinfo(np.int64).max)
+    ell = int(pair.min())
     fwd = np.minimum(m, ell)
-    reg[upper] = fwd[upper]
-    reg.T[upper] = ell - fwd[upper]
+    reg = np.triu(fwd, 1)
+    reg += np.triu(ell - fwd, 1).T
     return ell, reg, m - reg
 
 
@@ -203,17 +231,20 @@ def regular_schedule(regular_part, P: int | None = None) -> Schedule:
     P = reg.shape[0]
     part = regular_rounds(P)
     R = part.shape[0]
-    rr, jj = np.nonzero(part > np.arange(P)[None, :])      # each pair once, j < partner
-    pp = part[rr, jj]
-    x = reg[jj, pp]
-    y = reg[pp, jj]
-    pair_tot = x + y
-    lengths = np.zeros(R, dtype=np.int64)
-    np.maximum.at(lengths, rr, pair_tot * UNIT)
-    fwd = np.stack([rr, jj, pp, jj, pp, x * UNIT], axis=1)[x > 0]
-    bwd = np.stack([rr, pp, jj, pp, jj, y * UNIT], axis=1)[y > 0]
-    rows = np.concatenate([fwd, bwd])
-    rows = rows[np.argsort(rows[:, 0], kind="stable")]
+    jj = np.broadcast_to(np.arange(P), part.shape)
+    x_all = reg[jj, part]                     # j -> partner
+    y_all = reg[part, jj]                     # partner -> j
+    lead = part > jj                          # each pair once, from its smaller PE
+    lengths = np.where(lead, x_all + y_all, 0).max(axis=1, initial=0) * UNIT
+    rr, cc = np.nonzero(lead)                 # row-major: sorted by round
+    pp = part[rr, cc]
+    x = x_all[rr, cc] * UNIT
+    y = y_all[rr, cc] * UNIT
+    rows = np.empty((2 * len(rr), 6), dtype=np.int64)
+    for col, (fwd, bwd) in enumerate(((rr, rr), (cc, pp), (pp, cc), (cc, pp), (pp, cc), (x, y))):
+        rows[0::2, col] = fwd
+        rows[1::2, col] = bwd
+    rows = rows[rows[:, 5] > 0]
     b = ScheduleBuilder(P)
     b.new_rounds(R, 0)
     b._lengths = lengths.tolist()
@@ -232,12 +263,17 @@ def regular(m, rest=None) -> Schedule:
     m = _as_matrix(m)
     rest = forwarding if rest is None else rest
     ell, reg, remainder = regular_split(m)
+    info = {"ell": ell, "regular_rounds": int(regular_rounds(m.shape[0]).shape[0]) if ell else 0}
+    if ell > 0 and not remainder.any():
+        s = regular_schedule(reg)
+        s.algorithm, s.info = "regular", info
+        return s
     b = ScheduleBuilder(m.shape[0])
     if ell > 0:
         b.extend(regular_schedule(reg))
     if remainder.any():
         b.extend(rest(remainder))
-    return b.build("regular", {"ell": ell, "regular_rounds": int(regular_rounds(m.shape[0]).shape[0]) if ell else 0})
+    return b.build("regular", info)
 
 
 # ----------------------------------------------------------------------------- baselines

@@ -173,18 +173,9 @@ def orient_halves(m: np.ndarray) -> TypedEdges:
 
 # ----------------------------------------------------------------------------- König
 
-def konig_colouring(edges: TypedEdges, P: int):
-    """Colour the bipartite multigraph with Delta colours (König), as peeled matchings.
-
-    Returns ``(edges, colours)`` where ``edges`` is the typed edge list padded with dummy
-    edges and ``colours`` a list of ``(edge_ids, k)``: a perfect matching (one edge id per
-    left vertex) that stands for ``k`` identical colour classes.  ``sum(k) == Delta``.
-
-    >>> te = TypedEdges(u=[0, 0, 1], v=[0, 1, 0], src=[0, 0, 1], dst=[1, 1, 0], count=[1, 1, 2])
-    >>> padded, colours = konig_colouring(te, 2)
-    >>> sum(k for _, k in colours)     # Delta = degree of R vertex 0
-    3
-    """
+def pad_regular(edges: TypedEdges, P: int):
+    """Add dummy edges (a two-pointer walk over the degree deficits of both sides, at most
+    2P edges) so that every vertex has degree Delta; returns (padded edges, Delta)."""
     eu, ev = list(edges.u), list(edges.v)
     src, dst = list(edges.src), list(edges.dst)
     cnt = list(edges.count)
@@ -208,7 +199,23 @@ def konig_colouring(edges: TypedEdges, P: int):
             i += 1
         if db == c:
             j += 1
-    padded = TypedEdges(u=eu, v=ev, src=src, dst=dst, count=list(cnt))
+    return TypedEdges(u=eu, v=ev, src=src, dst=dst, count=list(cnt)), delta
+
+
+def konig_colouring(edges: TypedEdges, P: int):
+    """Colour the bipartite multigraph with Delta colours (König), as peeled matchings.
+
+    Returns ``(edges, colours)`` where ``edges`` is the typed edge list padded with dummy
+    edges and ``colours`` a list of ``(edge_ids, k)``: a perfect matching (one edge id per
+    left vertex) that stands for ``k`` identical colour classes.  ``sum(k) == Delta``.
+
+    >>> te = TypedEdges(u=[0, 0, 1], v=[0, 1, 0], src=[0, 0, 1], dst=[1, 1, 0], count=[1, 1, 2])
+    >>> padded, colours = konig_colouring(te, 2)
+    >>> sum(k for _, k in colours)     # Delta = degree of R vertex 0
+    3
+    """
+    padded, delta = pad_regular(edges, P)
+    eu, ev, cnt = padded.u, padded.v, padded.count
     if delta == 0:
         return padded, []
     adj = [set() for _ in range(P)]

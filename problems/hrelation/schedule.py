@@ -147,15 +147,15 @@ class ScheduleBuilder:
             parts.append(np.array(self._rows, dtype=np.int64).reshape(-1, 6))
         rows = np.concatenate(parts) if parts else np.zeros((0, 6), dtype=np.int64)
         lengths = np.array(self._lengths, dtype=np.int64)
-        if len(rows):
+        if len(rows) and (np.diff(rows[:, 0]) < 0).any():
             rows = rows[np.argsort(rows[:, 0], kind="stable")]
-            used = np.zeros(len(lengths), dtype=bool)
-            used[rows[:, 0]] = True
-        else:
-            used = np.zeros(len(lengths), dtype=bool)
-        # drop idle rounds and renumber (an idle round only wastes time)
-        new_index = np.cumsum(used) - 1
+        used = np.zeros(len(lengths), dtype=bool)
         if len(rows):
-            rows[:, 0] = new_index[rows[:, 0]]
+            used[rows[:, 0]] = True
+        # drop idle rounds and renumber (an idle round only wastes time)
+        if not used.all():
+            new_index = np.cumsum(used) - 1
+            if len(rows):
+                rows[:, 0] = new_index[rows[:, 0]]
         return Schedule(P=self.P, lengths=lengths[used], transfers=rows,
                         algorithm=algorithm, info=dict(info or {}))

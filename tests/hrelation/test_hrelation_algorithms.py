@@ -198,3 +198,21 @@ def test_empty_and_tiny_instances():
             s = algorithm(m)
             assert verify_schedule(s, m).ok, name
             assert s.length >= load_lower_bound(m)
+
+
+def test_compiled_weighted_agrees_with_python_reference():
+    """``weighted`` (numba, fast.py) and ``weighted_python`` (two_relation.py) may peel the
+    matchings in another order, but both are verified and within the same bounds."""
+    from problems.hrelation.algorithms import weighted_python
+
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        P = int(rng.integers(2, 14))
+        m = random_instance(P, int(rng.integers(1, 40)), seed=seed, skew=1.5 * (seed % 2),
+                            zero_rows=int(rng.integers(0, 2)))
+        h = load_lower_bound(m)
+        for use_forwarding in (True, False):
+            limit = upper_bound("weighted", m) if use_forwarding else 3 * math.ceil(h / 2)
+            for s in (weighted(m, use_forwarding), weighted_python(m, use_forwarding)):
+                assert verify_schedule(s, m).ok, (seed, use_forwarding)
+                assert h - EPS <= s.length <= limit + EPS, (seed, use_forwarding, s.length)
