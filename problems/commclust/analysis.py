@@ -146,7 +146,7 @@ def run_sweep(client, tables: dict, seeds) -> list[dict]:
     futures = {}
     for label, table in tables.items():
         t = validate_table(table, source=label)
-        [remote] = client.scatter([t], broadcast=True)
+        [remote] = client.scatter([t], broadcast=True, hash=False)
         futures[label] = [client.submit(best_summary, remote, s, pure=False) for s in seeds]
     out = []
     for label, futs in futures.items():
