@@ -6,7 +6,8 @@ Usage::
     stealsearch twolevel TASKS.csv --arcs ARCS.csv ...
     stealsearch twolevel --random N [--kind layered|sp|forkjoin] [--seed S] ...
     stealsearch twolevel --table1 ...            # the Table 1 / Fig. 4 reconstruction
-    stealsearch twolevel sweep [--kinds K,..] [--sizes N,..] [--seeds K] [--workers N | --scheduler ADDR] [--json]
+    stealsearch twolevel sweep [--kinds K,..] [--sizes N,..] [--seeds K] [--c2-extra X,..]
+                             [--workers N | --scheduler ADDR] [--json]
 
 The word ``sweep`` in place of FILE selects the sweep (a file literally named
 ``sweep`` can be given as ``./sweep``).  Every schedule is checked by the independent
@@ -56,6 +57,9 @@ def register(subparsers) -> None:
     g.add_argument("--kinds", default="layered,sp,forkjoin", help="DAG kinds, comma-separated")
     g.add_argument("--sizes", default="100,1000", help="task counts, comma-separated")
     g.add_argument("--seeds", type=int, default=5, metavar="K", help="seeds 0..K-1 per point")
+    g.add_argument("--c2-extra", default="10", metavar="X,..",
+                   help="c(2) drawn as c(1) + U{0..X} (before clipping to (2)-(3)); "
+                        "comma-separated values are swept (default 10)")
     where = g.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=None, metavar="N",
                        help="LocalCluster of N worker processes (default 2)")
@@ -154,12 +158,18 @@ def _run_sweep(args) -> int:
         if k not in KINDS:
             raise TwoLevelInputError(f"--kinds: unknown kind {k!r} (choose from {', '.join(KINDS)})")
     sizes = _int_list(args.sizes, "--sizes")
+    try:
+        extras = [int(x) for x in args.c2_extra.split(",") if x.strip()]
+    except ValueError:
+        extras = []
+    if not extras or min(extras) < 0:
+        raise TwoLevelInputError(f"--c2-extra: expected integers >= 0, got {args.c2_extra!r}")
     if args.seeds < 1:
         raise TwoLevelInputError(f"--seeds must be >= 1, got {args.seeds}")
     sweep_one(kinds[0], 20, 0)   # compile the numba kernels once, before the workers start
     t0 = time.perf_counter()
     with dask_client(workers=args.workers, scheduler=args.scheduler) as client:
-        rows = run_sweep(client, kinds, sizes, list(range(args.seeds)))
+        rows = run_sweep(client, kinds, sizes, list(range(args.seeds)), extras)
     wall = time.perf_counter() - t0
     agg = aggregate(rows)
     ok = all(a["verified"] == a["runs"] and a["at_lower_bound"] == a["runs"] for a in agg)

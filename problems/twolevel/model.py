@@ -287,11 +287,11 @@ def check_small_delays(inst: TwoLevelInstance) -> None:
     Example::
 
         >>> bad = TwoLevelInstance.build("abc", {"a": 1, "b": 5, "c": 1},
-        ...        [("a", "c", 2, 2), ("b", "c", 1, 1)], validate=False)
-        >>> check_small_delays(bad)
+        ...        [("a", "c", 1, 1), ("b", "c", 2, 2)], validate=False)
+        >>> check_small_delays(bad)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        problems.twolevel.model.SmallDelayError: <instance>: condition (2) violated at task 'c': predecessor 'a' has p = 1 < c(1) = 2 of arc ('a', 'c')... 
+        problems.twolevel.model.SmallDelayError: <instance>: condition (2) violated at task 'c': predecessor 'a' has p = 1 < c(1) = 2 of arc ('b', 'c') ...
     """
     n, src, dst = inst.n, inst.src, inst.dst
     if inst.m == 0:

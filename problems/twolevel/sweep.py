@@ -14,8 +14,12 @@ import time
 import numpy as np
 
 
-def sweep_one(kind: str, n: int, seed: int) -> dict:
-    """One sweep point (a plain module-level function: a Dask task).  Example::
+def sweep_one(kind: str, n: int, seed: int, c2_extra: int = 10) -> dict:
+    """One sweep point (a plain module-level function: a Dask task).
+
+    ``c2_extra``: c(2) is drawn as c(1) + U{0..c2_extra} before clipping to
+    conditions (2)-(3); 0 makes both levels equal (no arc is tight in c(2) only).
+    Example::
 
         >>> row = sweep_one("layered", 50, 0)
         >>> row["verified"], row["makespan"] == row["lower_bound"] == row["trivial_makespan"]
@@ -26,7 +30,7 @@ def sweep_one(kind: str, n: int, seed: int) -> dict:
     from .generators import random_instance
     from .verify import verify_schedule
 
-    inst = random_instance(n, seed=seed, kind=kind)
+    inst = random_instance(n, seed=seed, kind=kind, c2_extra=(0, int(c2_extra)))
     t0 = time.perf_counter()
     b = earliest_start_dates(inst)
     forest = critical_sequences(inst, b)
@@ -38,7 +42,8 @@ def sweep_one(kind: str, n: int, seed: int) -> dict:
     rep_t = verify_schedule(inst, trivial)
     ppc = sched.processors_per_cluster()
     return {
-        "kind": kind, "n": int(n), "seed": int(seed), "arcs": inst.m,
+        "kind": kind, "n": int(n), "seed": int(seed), "c2_extra": int(c2_extra),
+        "arcs": inst.m,
         "clusters": sched.n_clusters, "processors": sched.n_processors,
         "max_processors_per_cluster": int(ppc.max()),
         "mean_processors_per_cluster": float(ppc.mean()),
@@ -53,22 +58,23 @@ def sweep_one(kind: str, n: int, seed: int) -> dict:
     }
 
 
-def run_sweep(client, kinds, sizes, seeds) -> list[dict]:
-    """Map :func:`sweep_one` over kinds x sizes x seeds on ``client``; rows in that order."""
-    points = [(k, n, s) for k in kinds for n in sizes for s in seeds]
+def run_sweep(client, kinds, sizes, seeds, c2_extras=(10,)) -> list[dict]:
+    """Map :func:`sweep_one` over kinds x sizes x c2_extras x seeds on ``client``."""
+    points = [(k, n, s, x) for k in kinds for n in sizes for x in c2_extras for s in seeds]
     futures = client.map(sweep_one, *zip(*points), pure=False)
     return client.gather(futures)
 
 
 def aggregate(rows: list[dict]) -> list[dict]:
-    """One line per (kind, n): means over seeds, and how many runs verified / reached LB."""
+    """One line per (kind, n, c2_extra): means over seeds, and how many runs verified /
+    reached the lower bound."""
     out = []
-    keys = sorted({(r["kind"], r["n"]) for r in rows}, key=lambda k: (k[0], k[1]))
-    for kind, n in keys:
-        rs = [r for r in rows if r["kind"] == kind and r["n"] == n]
+    keys = sorted({(r["kind"], r["n"], r["c2_extra"]) for r in rows})
+    for kind, n, extra in keys:
+        rs = [r for r in rows if (r["kind"], r["n"], r["c2_extra"]) == (kind, n, extra)]
         mean = lambda f: float(np.mean([r[f] for r in rs]))  # noqa: E731
         out.append({
-            "kind": kind, "n": n, "runs": len(rs),
+            "kind": kind, "n": n, "c2_extra": extra, "runs": len(rs),
             "clusters": mean("clusters"),
             "procs_per_cluster_max": mean("max_processors_per_cluster"),
             "procs_per_cluster_mean": mean("mean_processors_per_cluster"),
@@ -87,11 +93,12 @@ def aggregate(rows: list[dict]) -> list[dict]:
 
 def format_table(agg: list[dict]) -> str:
     """Plain-text table of :func:`aggregate` output."""
-    head = ("kind", "n", "runs", "clusters", "ppc max", "ppc mean", "trivial ppc", "dup",
+    head = ("kind", "n", "c2+", "runs", "clusters", "ppc max", "ppc mean", "trivial ppc", "dup",
             "inter%", "Cmax", "trivial Cmax", "verified", "=LB", "ms")
     lines = [head]
     for a in agg:
-        lines.append((a["kind"], str(a["n"]), str(a["runs"]), f"{a['clusters']:.1f}",
+        lines.append((a["kind"], str(a["n"]), str(a["c2_extra"]), str(a["runs"]),
+                      f"{a['clusters']:.1f}",
                       f"{a['procs_per_cluster_max']:.1f}", f"{a['procs_per_cluster_mean']:.1f}",
                       f"{a['trivial_procs_per_cluster']:.1f}", f"{a['duplication_ratio']:.2f}",
                       f"{100 * a['inter_cluster_share']:.1f}", f"{a['makespan']:.1f}",
