@@ -138,28 +138,6 @@ def weighted(m, use_forwarding: bool = True) -> Schedule:
     return b.build(name, {"matchings": int(len(ks)), "flushes": int(flushes)})
 
 
-def weighted_python(m, use_forwarding: bool = True) -> Schedule:
-    """The same as ``weighted`` in plain Python (``konig_colouring`` and the 2-relation
-    schedulers of ``two_relation.py``); the tests compare the two."""
-    m = _as_matrix(m)
-    P = m.shape[0]
-    b = ScheduleBuilder(P)
-    M = RemovedMatching()
-    n = 0
-    for tr, k in _colour_classes(m, orient_halves):
-        tr.k = k
-        if use_forwarding:
-            if P % 2:
-                tr = make_schedulable(tr, M, b)
-            schedule_forwarding(b, tr)
-        else:
-            schedule_direct(b, tr)
-        n += 1
-    M.flush(b)
-    return b.build("weighted" if use_forwarding else "weighted-direct",
-                   {"matchings": n, "flushes": M.flushes})
-
-
 # ----------------------------------------------------------------------------- §5.2 regular
 
 def one_factor_partner(P: int, i: int, j: int) -> int:

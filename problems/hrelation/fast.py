@@ -164,8 +164,183 @@ def _lab(a, dirf, ms, md, j, L):
 
 
 @njit(cache=True, nogil=True)
+def _emit_direct(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k):
+    """§2: 3 rounds of k packets with an odd cycle, else 2."""
+    has_odd = False
+    for c in range(nc):
+        if ccyc[c] and (cst[c + 1] - cst[c]) % 2 == 1:
+            has_odd = True
+    nr = 3 if has_odd else 2
+    lengths = _grow1(lengths, R, nr)
+    for r in range(nr):
+        lengths[R + r] = k * UNIT
+    rows = _grow(rows, n, P)
+    for c in range(nc):
+        L = cst[c + 1] - cst[c]
+        ne = L if ccyc[c] else L - 1
+        for i in range(ne):
+            x = verts[cst[c] + i]
+            r = i % 2
+            if ccyc[c] and L % 2 == 1 and i == ne - 1:
+                r = 2
+            n = _put(rows, n, R + r, ms[x], md[x], ms[x], md[x], k * UNIT)
+    return rows, n, lengths, R + nr
+
+
+@njit(cache=True, nogil=True)
+def _emit_forwarding(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k, lab, lst, ldir):
+    """§3.1: 12 rounds of k/5 packet (k ticks) when there are odd cycles, else 2 rounds of k
+    packets.  Needs an even number of odd cycles or a path / edge-free PE as helper."""
+    no = 0
+    for c in range(nc):
+        if ccyc[c] and (cst[c + 1] - cst[c]) % 2 == 1:
+            no += 1
+    if no == 0:
+        lengths = _grow1(lengths, R, 2)
+        lengths[R] = k * UNIT
+        lengths[R + 1] = k * UNIT
+        rows = _grow(rows, n, P)
+        for c in range(nc):
+            L = cst[c + 1] - cst[c]
+            ne = L if ccyc[c] else L - 1
+            for i in range(ne):
+                x = verts[cst[c] + i]
+                n = _put(rows, n, R + i % 2, ms[x], md[x], ms[x], md[x], k * UNIT)
+        return rows, n, lengths, R + 2
+    base = R
+    lengths = _grow1(lengths, R, 12)
+    for r in range(12):
+        lengths[R + r] = k
+    R += 12
+    rows = _grow(rows, n, 7 * P)
+    # label odd cycles so that the closing packet goes a_{L-1} -> a_0
+    no = 0
+    lp = 0
+    for c in range(nc):
+        L = cst[c + 1] - cst[c]
+        if not ccyc[c] or L % 2 == 0:
+            continue
+        lst[no] = lp
+        x0 = verts[cst[c]]
+        fwd = ms[x0] == x0
+        ldir[no] = fwd
+        for j in range(L):
+            if fwd:
+                lab[lp + j] = verts[cst[c] + (j + 1) % L]
+            else:
+                lab[lp + j] = verts[cst[c] + (L - j) % L]
+        lp += L
+        no += 1
+    lst[no] = lp
+    helper_path = -1
+    helper = -1
+    if no % 2 == 1:
+        for c in range(nc):
+            if not ccyc[c]:
+                if cst[c + 1] - cst[c] == 1:   # a PE on no edge
+                    helper = verts[cst[c]]
+                    helper_path = -1
+                    break
+                if helper_path < 0:
+                    helper_path = c
+        if helper < 0:
+            helper = verts[cst[helper_path]]
+    hb = np.empty(3, np.int64)
+    for q in range(no):
+        a = lab[lst[q]:lst[q + 1]]
+        L = a.shape[0]
+        dirf = ldir[q]
+        paired = q < no - (no % 2)
+        if paired:
+            partner = q + 1 if q % 2 == 0 else q - 1
+            for t in range(3):
+                hb[t] = lab[lst[partner] + t]
+            off_helped = 0 if q % 2 == 0 else 6
+        else:
+            hb[:] = helper
+            off_helped = 0
+        off_helping = 6 - off_helped
+        # helped phase: 3 pieces per edge, the closing packet via the helpers
+        cs, cd = _lab(a, dirf, ms, md, L - 1, L)
+        for i in range(3):
+            r0 = base + off_helped + 2 * i
+            for j in range(0, L - 1, 2):
+                s, d = _lab(a, dirf, ms, md, j, L)
+                n = _put(rows, n, r0, s, d, s, d, k)
+            for j in range(1, L - 1, 2):
+                s, d = _lab(a, dirf, ms, md, j, L)
+                n = _put(rows, n, r0 + 1, s, d, s, d, k)
+            n = _put(rows, n, r0, cs, cd, a[L - 1], hb[i], k)
+            n = _put(rows, n, r0 + 1, cs, cd, hb[i], a[0], k)
+        # helping phase: 2 pieces per edge, a_0 / a_1 / a_2 free in turn
+        b0 = base + off_helping
+        for j in range(1, L - 1, 2):
+            s, d = _lab(a, dirf, ms, md, j, L)
+            n = _put(rows, n, b0, s, d, s, d, k)
+            n = _put(rows, n, b0 + 1, s, d, s, d, k)
+        for j in range(2, L, 2):
+            s, d = _lab(a, dirf, ms, md, j, L)
+            n = _put(rows, n, b0 + 2, s, d, s, d, k)
+            n = _put(rows, n, b0 + 3, s, d, s, d, k)
+        s, d = _lab(a, dirf, ms, md, 0, L)
+        n = _put(rows, n, b0 + 4, s, d, s, d, k)
+        n = _put(rows, n, b0 + 5, s, d, s, d, k)
+    for c in range(nc):
+        L = cst[c + 1] - cst[c]
+        if ccyc[c] and L % 2 == 1:
+            continue
+        ne = L if ccyc[c] else L - 1
+        for i in range(ne):
+            x = verts[cst[c] + i]
+            if c == helper_path and helper == verts[cst[c]]:
+                first = 6 if i % 2 == 0 else 0
+            else:
+                first = 0 if i % 2 == 0 else 5
+            for r in range(5):
+                n = _put(rows, n, base + first + r, ms[x], md[x], ms[x], md[x], k)
+    return rows, n, lengths, R
+
+
+@njit(cache=True, nogil=True)
+def _partial_flush(rows, n, lengths, R, Ms, Md, Mx, My, Mt, nM, busy):
+    """Send the lightest weight w of every edge of M in one round of length w (every link of
+    the round busy throughout); edges that are done leave M."""
+    w = Mt[0]
+    for q in range(1, nM):
+        if Mt[q] < w:
+            w = Mt[q]
+    lengths = _grow1(lengths, R, 1)
+    lengths[R] = w
+    rows = _grow(rows, n, nM)
+    keep = 0
+    for q in range(nM):
+        n = _put(rows, n, R, Ms[q], Md[q], Ms[q], Md[q], w)
+        if Mt[q] > w:
+            Ms[keep] = Ms[q]
+            Md[keep] = Md[q]
+            Mx[keep] = Mx[q]
+            My[keep] = My[q]
+            Mt[keep] = Mt[q] - w
+            keep += 1
+        else:
+            busy[Mx[q]] = False
+            busy[My[q]] = False
+    return rows, n, lengths, R + 1, keep
+
+
+@njit(cache=True, nogil=True)
 def emit_schedule(P, colours, ks, eu, ev, esrc, edst, use_forwarding):
-    """Rows (round, msg_src, msg_dst, frm, to, ticks) and round lengths for all colours."""
+    """Rows (round, msg_src, msg_dst, frm, to, ticks), round lengths and the number of flush
+    rounds for all peeled matchings.
+
+    Odd P (§3.2 with multiplicities): when every PE of a matching lies on a cycle and the
+    number of odd cycles is odd, its k copies are split over a maximal set S of pairwise
+    disjoint cycle edges whose PEs are not in M (odd cycles' edges first): copy group t drops
+    edge e_t into M with weight k_t (k_t = k/|S| rounded) and is scheduled without it.  When S
+    is empty, M is flushed *partially*: one round as long as its lightest edge, every edge of
+    M sending that much (Lemma 3.1: then |M| >= ceil(P/4), so no flush round is emptier than in
+    the packet-level algorithm).  At the end M is emptied the same way.
+    """
     rows = np.empty((max(16, colours.shape[0] * P * 6), 6), np.int64)
     lengths = np.empty(max(16, colours.shape[0] * 12), np.int64)
     n = 0
@@ -178,17 +353,22 @@ def emit_schedule(P, colours, ks, eu, ev, esrc, edst, use_forwarding):
     verts = np.empty(P, np.int64)     # all components, concatenated
     cst = np.empty(P + 1, np.int64)   # component starts
     ccyc = np.empty(P, np.bool_)
-    tmp = np.empty(P, np.int64)
+    verts2 = np.empty(P, np.int64)
+    ccyc2 = np.empty(P, np.bool_)
     lab = np.empty(P, np.int64)       # labelled odd cycles, concatenated
     lst = np.empty(P + 1, np.int64)
     ldir = np.empty(P, np.bool_)
     busy = np.zeros(P, np.bool_)      # PEs on an edge of M
+    taken = np.zeros(P, np.bool_)
     Ms = np.empty(P, np.int64)
     Md = np.empty(P, np.int64)
+    Mx = np.empty(P, np.int64)
+    My = np.empty(P, np.int64)
     Mt = np.empty(P, np.int64)
+    Sc = np.empty(P, np.int64)
+    Si = np.empty(P, np.int64)
     nM = 0
     flushes = 0
-    odd_P = P % 2 == 1
     for ci in range(colours.shape[0]):
         k = ks[ci]
         succ[:] = -1
@@ -228,199 +408,67 @@ def emit_schedule(P, colours, ks, eu, ev, esrc, edst, use_forwarding):
                     y = succ[y]
                 nc += 1
         cst[nc] = pos
+        if not use_forwarding:
+            rows, n, lengths, R = _emit_direct(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k)
+            continue
         n_odd = 0
         n_path = 0
         for c in range(nc):
-            L = cst[c + 1] - cst[c]
             if ccyc[c]:
-                if L % 2 == 1:
+                if (cst[c + 1] - cst[c]) % 2 == 1:
                     n_odd += 1
             else:
                 n_path += 1
-        if not use_forwarding:
-            nr = 3 if n_odd > 0 else 2
-            lengths = _grow1(lengths, R, nr)
-            for r in range(nr):
-                lengths[R + r] = k * UNIT
-            rows = _grow(rows, n, P)
-            for c in range(nc):
-                L = cst[c + 1] - cst[c]
-                ne = L if ccyc[c] else L - 1
-                for i in range(ne):
-                    x = verts[cst[c] + i]
-                    r = i % 2
-                    if ccyc[c] and L % 2 == 1 and i == ne - 1:
-                        r = 2
-                    n = _put(rows, n, R + r, ms[x], md[x], ms[x], md[x], k * UNIT)
-            R += nr
+        if n_odd % 2 == 0 or n_path > 0:
+            rows, n, lengths, R = _emit_forwarding(rows, n, lengths, R, P, verts, cst, ccyc, nc,
+                                                   ms, md, k, lab, lst, ldir)
             continue
-        # §3.2: odd P, every PE on a cycle, odd number of odd cycles -> a packet into M
-        if n_odd % 2 == 1 and n_path == 0:
-            pick_c = -1
-            pick_i = -1
-            for attempt in range(2):
-                for want_odd in (True, False):
-                    if pick_c >= 0:
-                        break
-                    for c in range(nc):
-                        L = cst[c + 1] - cst[c]
-                        if (L % 2 == 1) != want_odd or pick_c >= 0:
-                            continue
-                        for i in range(L):
-                            x = verts[cst[c] + i]
-                            y = verts[cst[c] + (i + 1) % L]
-                            if not busy[x] and not busy[y]:
-                                pick_c = c
-                                pick_i = i
-                                break
-                if pick_c >= 0:
-                    break
-                # flush M
-                mx = 0
-                for q in range(nM):
-                    if Mt[q] > mx:
-                        mx = Mt[q]
-                lengths = _grow1(lengths, R, 1)
-                lengths[R] = mx
-                rows = _grow(rows, n, nM)
-                for q in range(nM):
-                    n = _put(rows, n, R, Ms[q], Md[q], Ms[q], Md[q], Mt[q])
-                R += 1
+        # §3.2: choose a maximal set S of disjoint free cycle edges
+        nS = 0
+        while nS == 0:
+            taken[:] = False
+            for want_odd in (True, False):
+                for c in range(nc):
+                    L = cst[c + 1] - cst[c]
+                    if (L % 2 == 1) != want_odd:
+                        continue
+                    for i in range(L):
+                        x = verts[cst[c] + i]
+                        y = verts[cst[c] + (i + 1) % L]
+                        if not (busy[x] or busy[y] or taken[x] or taken[y]):
+                            taken[x] = True
+                            taken[y] = True
+                            Sc[nS] = c
+                            Si[nS] = i
+                            nS += 1
+            if nS == 0:
+                rows, n, lengths, R, nM = _partial_flush(rows, n, lengths, R, Ms, Md, Mx, My, Mt,
+                                                         nM, busy)
                 flushes += 1
-                nM = 0
-                busy[:] = False
-            c = pick_c
+        q = min(nS, k)
+        for t in range(q):
+            kt = k // q + (1 if t < k % q else 0)
+            c = Sc[t]
+            i = Si[t]
             L = cst[c + 1] - cst[c]
-            x = verts[cst[c] + pick_i]
-            y = verts[cst[c] + (pick_i + 1) % L]
+            verts2[:pos] = verts[:pos]
+            ccyc2[:nc] = ccyc[:nc]
+            for u in range(L):
+                verts2[cst[c] + u] = verts[cst[c] + (i + 1 + u) % L]
+            ccyc2[c] = False
+            x = verts[cst[c] + i]
+            y = verts[cst[c] + (i + 1) % L]
             Ms[nM] = ms[x]
             Md[nM] = md[x]
-            Mt[nM] = k * UNIT
+            Mx[nM] = x
+            My[nM] = y
+            Mt[nM] = kt * UNIT
             nM += 1
             busy[x] = True
             busy[y] = True
-            for t in range(L):
-                tmp[t] = verts[cst[c] + (pick_i + 1 + t) % L]
-            for t in range(L):
-                verts[cst[c] + t] = tmp[t]
-            ccyc[c] = False
-            n_path += 1
-            if L % 2 == 1:
-                n_odd -= 1
-        if n_odd == 0:   # no odd cycle: 2 rounds of k packets
-            lengths = _grow1(lengths, R, 2)
-            lengths[R] = k * UNIT
-            lengths[R + 1] = k * UNIT
-            rows = _grow(rows, n, P)
-            for c in range(nc):
-                L = cst[c + 1] - cst[c]
-                ne = L if ccyc[c] else L - 1
-                for i in range(ne):
-                    x = verts[cst[c] + i]
-                    n = _put(rows, n, R + i % 2, ms[x], md[x], ms[x], md[x], k * UNIT)
-            R += 2
-            continue
-        base = R
-        lengths = _grow1(lengths, R, 12)
-        for r in range(12):
-            lengths[R + r] = k
-        R += 12
-        rows = _grow(rows, n, 7 * P)
-        # label odd cycles so that the closing packet goes a_{L-1} -> a_0
-        no = 0
-        lp = 0
-        for c in range(nc):
-            L = cst[c + 1] - cst[c]
-            if not ccyc[c] or L % 2 == 0:
-                continue
-            lst[no] = lp
-            x0 = verts[cst[c]]
-            fwd = ms[x0] == x0
-            ldir[no] = fwd
-            for j in range(L):
-                if fwd:
-                    lab[lp + j] = verts[cst[c] + (j + 1) % L]
-                else:
-                    lab[lp + j] = verts[cst[c] + (L - j) % L]
-            lp += L
-            no += 1
-        lst[no] = lp
-        helper_path = -1
-        helper = -1
-        if no % 2 == 1:
-            for c in range(nc):
-                if not ccyc[c]:
-                    if cst[c + 1] - cst[c] == 1:   # a PE on no edge
-                        helper = verts[cst[c]]
-                        helper_path = -1
-                        break
-                    if helper_path < 0:
-                        helper_path = c
-            if helper < 0:
-                helper = verts[cst[helper_path]]
-        for q in range(no):
-            a = lab[lst[q]:lst[q + 1]]
-            L = a.shape[0]
-            dirf = ldir[q]
-            paired = q < no - (no % 2)
-            hb = np.empty(3, np.int64)
-            if paired:
-                partner = q + 1 if q % 2 == 0 else q - 1
-                for t in range(3):
-                    hb[t] = lab[lst[partner] + t]
-                off_helped = 0 if q % 2 == 0 else 6
-            else:
-                hb[:] = helper
-                off_helped = 0
-            off_helping = 6 - off_helped
-            # helped phase: 3 pieces per edge, closing packet via helpers
-            cs, cd = _lab(a, dirf, ms, md, L - 1, L)
-            for i in range(3):
-                r0 = base + off_helped + 2 * i
-                for j in range(0, L - 1, 2):
-                    s, d = _lab(a, dirf, ms, md, j, L)
-                    n = _put(rows, n, r0, s, d, s, d, k)
-                for j in range(1, L - 1, 2):
-                    s, d = _lab(a, dirf, ms, md, j, L)
-                    n = _put(rows, n, r0 + 1, s, d, s, d, k)
-                n = _put(rows, n, r0, cs, cd, a[L - 1], hb[i], k)
-                n = _put(rows, n, r0 + 1, cs, cd, hb[i], a[0], k)
-            # helping phase: 2 pieces per edge, a_0 / a_1 / a_2 free in turn
-            b0 = base + off_helping
-            for j in range(1, L - 1, 2):
-                s, d = _lab(a, dirf, ms, md, j, L)
-                n = _put(rows, n, b0, s, d, s, d, k)
-                n = _put(rows, n, b0 + 1, s, d, s, d, k)
-            for j in range(2, L, 2):
-                s, d = _lab(a, dirf, ms, md, j, L)
-                n = _put(rows, n, b0 + 2, s, d, s, d, k)
-                n = _put(rows, n, b0 + 3, s, d, s, d, k)
-            s, d = _lab(a, dirf, ms, md, 0, L)
-            n = _put(rows, n, b0 + 4, s, d, s, d, k)
-            n = _put(rows, n, b0 + 5, s, d, s, d, k)
-        for c in range(nc):
-            L = cst[c + 1] - cst[c]
-            if ccyc[c] and L % 2 == 1:
-                continue
-            ne = L if ccyc[c] else L - 1
-            for i in range(ne):
-                x = verts[cst[c] + i]
-                if c == helper_path and helper == verts[cst[c]]:
-                    first = 6 if i % 2 == 0 else 0
-                else:
-                    first = 0 if i % 2 == 0 else 5
-                for r in range(5):
-                    n = _put(rows, n, base + first + r, ms[x], md[x], ms[x], md[x], k)
-    if nM > 0:
-        mx = 0
-        for q in range(nM):
-            if Mt[q] > mx:
-                mx = Mt[q]
-        lengths = _grow1(lengths, R, 1)
-        lengths[R] = mx
-        rows = _grow(rows, n, nM)
-        for q in range(nM):
-            n = _put(rows, n, R, Ms[q], Md[q], Ms[q], Md[q], Mt[q])
-        R += 1
+            rows, n, lengths, R = _emit_forwarding(rows, n, lengths, R, P, verts2, cst, ccyc2, nc,
+                                                   ms, md, kt, lab, lst, ldir)
+    while nM > 0:
+        rows, n, lengths, R, nM = _partial_flush(rows, n, lengths, R, Ms, Md, Mx, My, Mt, nM, busy)
         flushes += 1
     return rows[:n], lengths[:R], flushes

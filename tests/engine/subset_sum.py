@@ -89,7 +89,7 @@ class SubsetSum(Problem):
         return -1                          # the empty subset (sum 0) is an improvement
 
     def row_bounds(self, rows):
-        return rows[:, 1] + self.suffix[rows[:, 0]]
+        return np.minimum(self.capacity, rows[:, 1] + self.suffix[rows[:, 0]])
 
     def decode(self, buf, value):
         return [i for i in range(len(self.weights)) if (int(buf[0]) >> i) & 1]

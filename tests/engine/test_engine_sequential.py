@@ -46,6 +46,7 @@ def test_time_limit_interrupts():
 
 def test_interrupted_optimisation_keeps_incumbent_and_proves_a_bound():
     w, cap = instance(3, n=30)
+    w, cap = 2 * w, (2 * cap) | 1                 # unreachable capacity: no early exit
     _, _, best = dp_oracle(w, cap)
     r = solve(SubsetSum(w, cap, "optimise"), backend="sequential", node_limit=40,
               policy=StealPolicy(budget=7))

@@ -71,21 +71,17 @@ def test_console_script_subprocess(tmp_path):
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)
     assert obj["verified"] is True and obj["P"] == 3 and obj["h"] == 8
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "hrel", str(tmp_path / "x.npy")],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and proc.stderr.startswith("stealsearch: error:")
-    assert "Traceback" not in proc.stderr
 
 
 def test_sweep_runs_dask_tasks_and_plots(capsys, tmp_path):
     """The one test that starts a real LocalCluster (closed by dask_client on exit)."""
     png = tmp_path / "sweep.png"
     code, out, err = run_cli(capsys, "sweep", "--P", "6,7", "--h", "8", "--skews", "0,1",
-                             "--seeds", "2", "--algorithms", "direct,forwarding,naive",
+                             "--seeds", "1", "--algorithms", "direct,forwarding,naive",
                              "--workers", "2", "--plot", str(png), "--json")
     assert code == 0, err
     obj = json.loads(out)
-    assert obj["tasks"] == 2 * 1 * 2 * 2 and obj["records"] == 24 and obj["verified"] is True
+    assert obj["tasks"] == 2 * 1 * 2 * 1 and obj["records"] == 12 and obj["verified"] is True
     assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
     algos = {s["algorithm"] for s in obj["summary"]}
     assert algos == {"direct", "forwarding", "naive"}

@@ -1,0 +1,207 @@
+"""``stealsearch liquid ...``: liquid schedules of collective data exchanges (seed 000).
+
+Sub-commands (a sub-parser each)::
+
+    stealsearch liquid example              # the 25-transfer traffic of Fig. 1
+    stealsearch liquid alloc 4 4 4 4 4 4 4 4  # Swiss-T1 all-to-all over an allocation
+    stealsearch liquid traffic FILE         # a traffic file (JSON/YAML, see topology.load_traffic)
+    stealsearch liquid teams FILE|example [--full]   # count teams / full teams
+    stealsearch liquid t1-study [--out DIR] [--workers N | --scheduler ADDR]
+
+The search commands take the engine's backend flags (``--sequential``, ``--workers``,
+``--scheduler``, limits, steal policy) and ``--json``.  ``--plain-tree`` switches off
+the anchor symmetry breaking (the paper's tree as such).  If no liquid schedule
+exists the optimal schedule is searched by colouring (``--no-colouring`` skips it).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+
+from engine.cli import add_backend_arguments, policy_from_args, print_json
+
+from .model import LiquidInputError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("liquid", help="liquid schedules of collective data exchanges (seed 000)",
+                              description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="liquid_command", metavar="WHAT", parser_class=type(p))
+    sub.required = True
+
+    ex = sub.add_parser("example", help="the 25-transfer traffic of Fig. 1")
+    _search_flags(ex)
+    ex.set_defaults(func=run_example)
+
+    al = sub.add_parser("alloc", help="Swiss-T1 all-to-all over an allocation A1..A8")
+    al.add_argument("allocation", nargs=8, metavar="A", help="nodes in front of switch i (0..4)")
+    _search_flags(al)
+    al.set_defaults(func=run_alloc)
+
+    tr = sub.add_parser("traffic", help="a traffic file (JSON or YAML)")
+    tr.add_argument("file")
+    _search_flags(tr)
+    tr.set_defaults(func=run_traffic)
+
+    te = sub.add_parser("teams", help="count the teams (or full teams) of a traffic")
+    te.add_argument("file", help="a traffic file, or the word 'example' (Fig. 1)")
+    te.add_argument("--full", action="store_true", help="count full teams only")
+    add_backend_arguments(te)
+    te.set_defaults(func=run_teams)
+
+    st = sub.add_parser("t1-study", help="the Swiss-T1 study: 363 sub-topologies, Figs. 5 and 6/9")
+    st.add_argument("--out", default=None, metavar="DIR", help="write JSON, CSV and PNG plots here")
+    where = st.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="LocalCluster of N worker processes (default 2)")
+    where.add_argument("--scheduler", default=None, metavar="ADDR", help="a running Dask scheduler")
+    where.add_argument("--sequential", action="store_true", help="run every item in this process")
+    st.add_argument("--node-limit", type=int, default=None, metavar="N",
+                    help="cap each search at N nodes (status 'unknown' beyond)")
+    st.add_argument("--every", action="store_true",
+                    help="every one of the 390,624 non-empty allocations, not one per class (hours)")
+    st.add_argument("--limit", type=int, default=None, metavar="K", help="only the first K items")
+    st.add_argument("--json", action="store_true", help="print one JSON object")
+    st.set_defaults(func=run_study_cmd)
+
+
+def _search_flags(p: argparse.ArgumentParser) -> None:
+    add_backend_arguments(p)
+    p.add_argument("--plain-tree", action="store_true",
+                   help="no anchor symmetry breaking (the paper's tree exactly)")
+    p.add_argument("--no-colouring", action="store_true",
+                   help="do not search the optimal schedule when no liquid schedule exists")
+
+
+@contextlib.contextmanager
+def _backend(args):
+    """solve() keyword arguments for the flags; one cluster for every search of the command."""
+    kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
+                  policy=policy_from_args(args),
+                  progress=args.progress or (sys.stderr.isatty() and not args.json))
+    if args.sequential:
+        yield dict(kwargs, backend="sequential")
+        return
+    from engine.cluster import dask_client
+
+    with dask_client(workers=args.workers, scheduler=args.scheduler,
+                     config=args.cluster_config) as client:
+        yield dict(kwargs, backend="dask", client=client)
+
+
+def _schedule_and_report(traffic, args) -> int:
+    from .search import schedule_traffic
+
+    with _backend(args) as kw:
+        r = schedule_traffic(traffic, colour_if_not_liquid=not args.no_colouring,
+                             anchor=not args.plain_tree, **kw)
+    labels = traffic.labels()
+    if args.json:
+        out = {k: v for k, v in r.items() if k not in ("search", "colouring", "name")}
+        out["traffic"] = traffic.name
+        out["transfer_labels"] = labels
+        out["search"] = r.get("search")
+        if "colouring" in r:
+            out["colouring"] = r["colouring"]
+        print_json(out)
+        return 0
+    lt = r["liquid_throughput"]
+    print(f"traffic {traffic.name}: {traffic.size} transfers over {len(traffic.links)} links")
+    print(f"  duration Λ        {r['duration']}   bottlenecks {', '.join(r['bottlenecks'][:12])}"
+          + (" ..." if len(r["bottlenecks"]) > 12 else ""))
+    if lt is not None:
+        print(f"  liquid throughput {lt:.2f} MB/s  (#X/Λ = {traffic.size}/{r['duration']} × "
+              f"{traffic.link_throughput:g} MB/s)")
+    if r["round_robin_steps"] is not None:
+        print(f"  round robin       {r['round_robin_steps']} steps, "
+              f"{r['round_robin_throughput']:.2f} MB/s")
+    print(f"  status            {r['status']}" + (f", {r['length']} steps" if r.get("length") else ""))
+    print(f"  search            {r.get('nodes', 0):,} nodes, {r['wall_seconds']:.3f} s")
+    if r.get("schedule") and traffic.size <= 200:
+        for s, step in enumerate(r["schedule"]):
+            print(f"  step {s + 1:>3}: " + " ".join(labels[t] for t in step))
+    return 0
+
+
+def run_example(args) -> int:
+    from .topology import fig1_traffic
+
+    return _schedule_and_report(fig1_traffic(), args)
+
+
+def run_alloc(args) -> int:
+    from .topology import swiss_t1
+
+    try:
+        alloc = [int(a) for a in args.allocation]
+    except ValueError:
+        raise LiquidInputError(f"allocation must be 8 integers 0..4, got {' '.join(args.allocation)}") from None
+    t1 = swiss_t1()
+    alloc = t1.check_allocation(alloc)
+    if sum(alloc) == 0:
+        raise LiquidInputError("allocation: no node allocated, the traffic is empty")
+    return _schedule_and_report(t1.all_to_all(alloc), args)
+
+
+def run_traffic(args) -> int:
+    from .topology import load_traffic
+
+    x = load_traffic(args.file)
+    if x.size == 0:
+        raise LiquidInputError(f"{args.file}: the traffic has no transfer")
+    return _schedule_and_report(x, args)
+
+
+def run_teams(args) -> int:
+    from engine.cli import solve_from_args
+
+    from .search import TeamCountProblem
+    from .topology import fig1_traffic, load_traffic
+
+    x = fig1_traffic() if args.file == "example" else load_traffic(args.file)
+    if x.size == 0:
+        raise LiquidInputError(f"{args.file}: the traffic has no transfer")
+    res = solve_from_args(TeamCountProblem(x, full=args.full), args)
+    what = "full teams" if args.full else "teams"
+    if args.json:
+        d = res.as_dict()
+        d.update(traffic=x.name, transfers=x.size, duration=x.duration(), bottlenecks=x.bottlenecks(),
+                 what=what, teams=res.count)
+        print_json(d)
+        return 0
+    print(f"traffic {x.name}: {x.size} transfers, Λ = {x.duration()}, bottlenecks {', '.join(x.bottlenecks())}")
+    print(f"  {what}: {res.count:,}" + ("  (interrupted: a lower count)" if res.status == "interrupted" else ""))
+    print(f"  nodes {res.nodes:,}, {res.wall_seconds:.3f} s on {res.backend}")
+    return 0
+
+
+def run_study_cmd(args) -> int:
+    from .study import NODE_LIMIT, run_study
+
+    limit = args.node_limit or NODE_LIMIT
+    if limit < 1:
+        raise LiquidInputError(f"--node-limit must be >= 1, got {limit}")
+    if args.limit is not None and args.limit < 1:
+        raise LiquidInputError(f"--limit must be >= 1, got {args.limit}")
+    if args.sequential:
+        result = run_study(None, node_limit=limit, every=args.every, limit=args.limit, out=args.out)
+    else:
+        from engine.cluster import dask_client
+
+        with dask_client(workers=args.workers, scheduler=args.scheduler) as client:
+            result = run_study(client, node_limit=limit, every=args.every, limit=args.limit, out=args.out)
+    s = result["summary"]
+    if args.json:
+        print_json(result if args.limit else {"summary": s, "rows": result["rows"]})
+        return 0
+    print(f"Swiss-T1 study: {s['classes']} classes of equal (nodes, liquid throughput), "
+          f"{s['items']} searched")
+    print(f"  liquid schedule found {s['liquid_found']}, not liquid {s['not_liquid']}, unknown {s['unknown']}")
+    print(f"  search seconds: median {s['search_seconds_median']:.4f}, 97th pct "
+          f"{s['search_seconds_p97']:.4f}, max {s['search_seconds_max']:.4f}; "
+          f"{s['under_0_1_s']} under 0.1 s")
+    print(f"  liquid / round robin: min {s['liquid_over_round_robin_min']:.2f}, median "
+          f"{s['liquid_over_round_robin_median']:.2f}, max {s['liquid_over_round_robin_max']:.2f}")
+    print(f"  wall {s['wall_seconds']:.1f} s" + (f"; files in {args.out}" if args.out else ""))
+    return 0
