@@ -115,6 +115,7 @@ def plot_gc_grid(path: str) -> list[str]:
         ax.set_xlabel("clusters", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0, top=1.1 * float(np.nanmax(g[ok])))
         sizes = sorted((len(x) for x in d.partition(b)), reverse=True)
         lines.append(f"| {title} | {c.n_clusters[b]} | {c.G_c[b]:.3g} | {_sizes(sizes)} |")
     axes[0, 0].set_ylabel("$G_c$")

@@ -23,6 +23,7 @@ from .errors import InputError, SearchFailed
 
 #: Sub-command modules, in the order ``--help`` lists them.
 SUBCOMMAND_MODULES = (
+    "problems.demo",
     "problems.uts.cli",
     "problems.clique.cli",
     "problems.liquid.cli",

@@ -68,6 +68,8 @@ def plot_gc(curve: QualityCurve, path: str, title: str = "", best: int | None = 
         ax.plot([curve.n_clusters[best]], [curve.G_c[best]], marker="*", markersize=12,
                 color="tab:red", linestyle="none", label=f"best: {curve.n_clusters[best]} clusters")
         ax.legend(loc="best", fontsize=8)
+    if finite.any():
+        ax.set_ylim(bottom=0, top=1.1 * float(np.max(gc[finite])))
     ax.set_xlabel("number of clusters")
     ax.set_ylabel("grouping coefficient $G_c$")
     ax.set_title(title or "Grouping coefficient per partition", fontsize=10)

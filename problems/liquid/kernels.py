@@ -23,9 +23,14 @@ The liquid-schedule tree (decide mode), one row per node, every row self-contain
   ``C`` the transfers that may still join it, ``E`` the transfers left out on purpose
   (that a later member must congest with, for fullness).
   - *Skeleton*: while a bottleneck of R is not used by A, take the uncovered bottleneck
-    with the fewest candidates (none → dead end: no team, Theorem 2) and branch on its
-    first candidate t: "t in the skeleton" / "t not in it".  A skeleton = the team's
+    with the fewest candidates (none → dead end: no team, Theorem 2; ties go to the link
+    listed last, i.e. to the inter-switch cables of a topology traffic) and branch on
+    one candidate t: "t in the skeleton" / "t not in it".  A skeleton = the team's
     transfers that use bottlenecks, so each skeleton is generated once.
+  - *Value ordering* (not in the paper, it only changes which schedule is met first):
+    the candidate tried first is the one whose links carry the largest sum of squared
+    loads in R (links nearly as loaded as the bottlenecks become bottlenecks of the
+    next reduced traffic if left out).  The team-count tree keeps the id order.
   - *Expansion*: the remaining candidates use no bottleneck; branch include/exclude on
     the first one, excluded ones going to E; a node where some e in E congests with
     nothing in A and nothing in C is pruned (the team could never be full).  Each full

@@ -116,14 +116,16 @@ def equivalence_counts() -> dict[str, int]:
            "nodes_and_duration_nonempty": len({p for p in zip(n.tolist(), lam.tolist()) if p[0] > 0}),
            "sorted_allocation": len({tuple(sorted(a)) for a in allocs.tolist()})}
     sw = t.switches
-    routing_auts = [p for p in itertools.permutations(range(8))
-                    if all([sw[p[sw.index(x)]] for x in t.routes[(a, b)]] ==
-                           t.routes[(sw[p[i]], sw[p[j]])]
-                           for i, a in enumerate(sw) for j, b in enumerate(sw))]
     g = nx.Graph()
     g.add_edges_from(t.cables)
     graph_auts = [tuple(sw.index(iso[s]) for s in sw)
                   for iso in nx.algorithms.isomorphism.GraphMatcher(g, g).isomorphisms_iter()]
+    # a permutation preserving the routing table preserves the cables, so only the
+    # cable-graph automorphisms need checking against the table
+    routing_auts = [p for p in graph_auts
+                    if all([sw[p[sw.index(x)]] for x in t.routes[(a, b)]] ==
+                           t.routes[(sw[p[i]], sw[p[j]])]
+                           for i, a in enumerate(sw) for j, b in enumerate(sw))]
     out["routing_automorphisms"] = len(routing_auts)
     out["cable_graph_automorphisms"] = len(graph_auts)
     out["orbits_routing_automorphisms"] = _orbits(allocs, routing_auts)

@@ -6,6 +6,7 @@ Usage::
     stealsearch twolevel TASKS.csv --arcs ARCS.csv ...
     stealsearch twolevel --random N [--kind layered|sp|forkjoin] [--seed S] ...
     stealsearch twolevel --table1 ...            # the Table 1 / Fig. 4 reconstruction
+    stealsearch twolevel FILE --check SCHEDULE.json   # only verify a given schedule
     stealsearch twolevel sweep [--kinds K,..] [--sizes N,..] [--seeds K] [--c2-extra X,..]
                              [--workers N | --scheduler ADDR] [--json]
 
@@ -53,6 +54,9 @@ def register(subparsers) -> None:
     p.add_argument("--gantt", metavar="OUT.png", help="write the Gantt chart (small schedules)")
     p.add_argument("--schedule-out", metavar="OUT.json", help="write the schedule as JSON")
     p.add_argument("--save-instance", metavar="OUT.json", help="write the instance as JSON")
+    p.add_argument("--check", metavar="SCHEDULE.json",
+                   help="do not schedule: verify this schedule (--schedule-out format) "
+                        "against the instance")
     g = p.add_argument_group("sweep (FILE = sweep)")
     g.add_argument("--kinds", default="layered,sp,forkjoin", help="DAG kinds, comma-separated")
     g.add_argument("--sizes", default="100,1000", help="task counts, comma-separated")
@@ -105,6 +109,8 @@ def _run_one(args) -> int:
     inst = _load(args)
     if args.save_instance:
         write_json(inst, args.save_instance)
+    if args.check:
+        return _check(inst, args)
     t0 = time.perf_counter()
     sched = two_level_opt(inst, one_cluster=args.one_cluster)
     wall = time.perf_counter() - t0
@@ -144,6 +150,31 @@ def _run_one(args) -> int:
             print(f"  error: {e}")
         print(f"time         {wall:.3f} s (verifier {verify_wall:.3f} s)")
     return 0 if rep.optimal else 1
+
+
+def _check(inst, args) -> int:
+    from engine.cli import print_json
+
+    from .io import read_schedule
+    from .verify import verify_schedule
+
+    sched = read_schedule(inst, args.check)
+    t0 = time.perf_counter()
+    rep = verify_schedule(inst, sched)
+    wall = time.perf_counter() - t0
+    out = {"instance": inst.source, "schedule": args.check, **rep.to_dict(),
+           "verified": rep.feasible, "copies": int(len(sched.copy_task)),
+           "messages": int(len(sched.msg_task)), "wall_seconds": wall}
+    if args.json:
+        print_json(out)
+    else:
+        print(f"schedule     {args.check}: {out['copies']} copies, {out['messages']} messages")
+        print(f"feasible     {'yes' if rep.feasible else 'NO'} ({rep.n_errors} violations)")
+        for e in rep.errors[:10]:
+            print(f"  error: {e}")
+        print(f"makespan     {rep.makespan:g}  (lower bound {rep.lower_bound:g}; "
+              f"{'optimal' if rep.optimal else 'not at the lower bound'})")
+    return 0 if rep.feasible else 1
 
 
 def _run_sweep(args) -> int:

@@ -231,3 +231,89 @@ def read_instance(path, arcs=None) -> TwoLevelInstance:
             raise TwoLevelInputError(f"{path}: a CSV task file needs its arcs file (--arcs ARCS.csv)")
         return read_csv(path, arcs)
     return read_json(path)
+
+
+def schedule_from_dict(inst: TwoLevelInstance, data, source: str = "<schedule>"):
+    """A schedule in the format of :meth:`TwoLevelSchedule.to_dict`, as the plain arrays
+    :func:`problems.twolevel.verify.verify_schedule` reads (a ``SimpleNamespace``).
+
+    Only the structure is checked here (known tasks, integer ids, numbers); feasibility
+    is the verifier's job.  Example::
+
+        >>> from problems.twolevel.generators import table1_instance
+        >>> from problems.twolevel.algorithm import two_level_opt
+        >>> inst = table1_instance()
+        >>> s = schedule_from_dict(inst, two_level_opt(inst).to_dict())
+        >>> len(s.copy_task), len(s.msg_task)
+        (20, 9)
+    """
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    if not isinstance(data, dict) or not all(k in data for k in
+                                             ("processor_cluster", "copies", "messages")):
+        raise TwoLevelInputError(f"{source}: expected an object with 'processor_cluster', "
+                                 "'copies' and 'messages'")
+    index = {name: k for k, name in enumerate(inst.names)}
+
+    def task_of(value, where):
+        tid = _task_id(value, where)
+        if tid not in index:
+            raise TwoLevelInputError(f"{where}: unknown task {value!r}")
+        return index[tid]
+
+    def integer(value, where, what):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TwoLevelInputError(f"{where}: {what} must be an integer, got {value!r}")
+        return value
+
+    clusters = [integer(c, f"{source}: processor_cluster[{q}]", "cluster")
+                for q, c in enumerate(data["processor_cluster"])]
+    cols = {k: [] for k in ("task", "proc", "start")}
+    for r, c in enumerate(data["copies"]):
+        where = f"{source}: copies[{r}]"
+        if not isinstance(c, dict) or not all(k in c for k in ("task", "processor", "start")):
+            raise TwoLevelInputError(f"{where}: expected task, processor, start")
+        cols["task"].append(task_of(c["task"], where))
+        cols["proc"].append(integer(c["processor"], where, "processor"))
+        cols["start"].append(_number(c["start"], where, "start"))
+        if "cluster" in c and 0 <= cols["proc"][-1] < len(clusters) \
+                and c["cluster"] != clusters[cols["proc"][-1]]:
+            raise TwoLevelInputError(f"{where}: cluster {c['cluster']!r} disagrees with "
+                                     f"processor_cluster[{c['processor']}]")
+    mcols = {k: [] for k in ("task", "from_copy", "from_proc", "to_proc", "start", "dur")}
+    for e, msg in enumerate(data["messages"]):
+        where = f"{source}: messages[{e}]"
+        need = ("task", "from_copy", "channel", "start", "duration")
+        if not isinstance(msg, dict) or not all(k in msg for k in need):
+            raise TwoLevelInputError(f"{where}: expected {', '.join(need)}")
+        ch = msg["channel"]
+        if not isinstance(ch, list) or len(ch) != 2:
+            raise TwoLevelInputError(f"{where}: channel must be [from_processor, to_processor]")
+        mcols["task"].append(task_of(msg["task"], where))
+        mcols["from_copy"].append(integer(msg["from_copy"], where, "from_copy"))
+        mcols["from_proc"].append(integer(ch[0], where, "channel"))
+        mcols["to_proc"].append(integer(ch[1], where, "channel"))
+        mcols["start"].append(_number(msg["start"], where, "start"))
+        mcols["dur"].append(_number(msg["duration"], where, "duration"))
+    i64 = lambda v: np.asarray(v, dtype=np.int64)       # noqa: E731
+    f64 = lambda v: np.asarray(v, dtype=np.float64)     # noqa: E731
+    return SimpleNamespace(
+        processor_cluster=i64(clusters), copy_task=i64(cols["task"]),
+        copy_processor=i64(cols["proc"]), copy_start=f64(cols["start"]),
+        msg_task=i64(mcols["task"]), msg_from_copy=i64(mcols["from_copy"]),
+        msg_from_processor=i64(mcols["from_proc"]), msg_to_processor=i64(mcols["to_proc"]),
+        msg_start=f64(mcols["start"]), msg_duration=f64(mcols["dur"]))
+
+
+def read_schedule(inst: TwoLevelInstance, path):
+    """A schedule JSON file (``--schedule-out`` format) for the verifier."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise TwoLevelInputError(f"cannot read {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise TwoLevelInputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    return schedule_from_dict(inst, data, source=str(path))

@@ -24,7 +24,7 @@ What is checked, for a schedule of an instance (V, E, p, c):
    here from its definition, ``b_j = min over predecessors g of max(b_g + p_g,
    max_{h != g} b_h + p_h + c_hj(1))`` (put g on j's processor, every other result
    travels at least c(1)) — equal to Algorithm 1's value, computed differently
-   (level by level, vectorised).
+   (plain Python over its own topological order).
 """
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ class VerificationReport:
 
 
 def lower_bound_dates(n, p, src, dst, c1) -> np.ndarray:
-    """b_j for every task, level by level (vectorised); a source gets 0.
+    """b_j for every task, straight from the definition (plain Python, topological order);
+    a source gets 0.
 
     Example::
 
@@ -65,63 +66,43 @@ def lower_bound_dates(n, p, src, dst, c1) -> np.ndarray:
         ...                   np.array([1., 1])).tolist()
         [0.0, 0.0, 3.0]
     """
-    p = np.asarray(p, float)
-    src = np.asarray(src, np.int64)
-    dst = np.asarray(dst, np.int64)
-    c1 = np.asarray(c1, float)
-    m = src.shape[0]
-    # level = length (in arcs) of the longest path ending at the task
-    indeg = np.bincount(dst, minlength=n)
-    by_src = np.argsort(src, kind="stable")
-    sptr = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n))))
-    level = np.zeros(n, np.int64)
-    frontier = np.flatnonzero(indeg == 0)
-    remaining = indeg.copy()
-    seen = frontier.shape[0]
-    depth = 0
-    while frontier.size:
-        level[frontier] = depth
-        lens = sptr[frontier + 1] - sptr[frontier]
-        if lens.sum() == 0:
-            break
-        idx = np.repeat(sptr[frontier], lens) + (np.arange(lens.sum())
-                                                 - np.repeat(np.cumsum(lens) - lens, lens))
-        targets = dst[by_src[idx]]
-        touched, dec = np.unique(targets, return_counts=True)
-        remaining[touched] -= dec
-        frontier = touched[remaining[touched] == 0]
-        seen += frontier.shape[0]
-        depth += 1
-    if seen != n:
+    p = [float(x) for x in np.asarray(p, float)]
+    src = np.asarray(src, np.int64).tolist()
+    dst = np.asarray(dst, np.int64).tolist()
+    c1 = [float(x) for x in np.asarray(c1, float)]
+    preds = [[] for _ in range(n)]
+    succs = [[] for _ in range(n)]
+    for a, (u, v) in enumerate(zip(src, dst)):
+        preds[v].append(a)
+        succs[u].append(v)
+    waiting = [len(x) for x in preds]
+    ready = [v for v in range(n) if waiting[v] == 0]
+    b = [0.0] * n
+    done = 0
+    while ready:
+        j = ready.pop()
+        done += 1
+        arcs = preds[j]
+        if arcs:
+            finish = [b[src[a]] + p[src[a]] for a in arcs]
+            message = [f + c1[a] for f, a in zip(finish, arcs)]
+            if len(arcs) == 1:
+                b[j] = finish[0]
+            else:
+                # the best and second best message arrivals
+                top = max(range(len(arcs)), key=message.__getitem__)
+                second = max(message[k] for k in range(len(arcs)) if k != top)
+                best = message[top]
+                # g = the predecessor run on j's processor; every other result travels
+                b[j] = min(max(finish[k], second if k == top else best)
+                           for k in range(len(arcs)))
+        for w in succs[j]:
+            waiting[w] -= 1
+            if waiting[w] == 0:
+                ready.append(w)
+    if done != n:
         raise ValueError("the precedence graph has a cycle")
-    b = np.zeros(n)
-    if m == 0:
-        return b
-    arc_level = level[dst]
-    order = np.lexsort((dst, arc_level))
-    lv_sorted = arc_level[order]
-    bounds = np.flatnonzero(np.diff(lv_sorted)) + 1
-    for chunk in np.split(order, bounds):
-        s, d, c = src[chunk], dst[chunk], c1[chunk]
-        finish = b[s] + p[s]
-        via_message = finish + c
-        # group the chunk by target, best message first
-        o = np.lexsort((-via_message, d))
-        d_o, fin_o, msg_o = d[o], finish[o], via_message[o]
-        first = np.ones(o.shape[0], bool)
-        first[1:] = d_o[1:] != d_o[:-1]
-        starts = np.flatnonzero(first)
-        gid = np.cumsum(first) - 1
-        top = msg_o[starts]
-        sizes = np.diff(np.append(starts, o.shape[0]))
-        second = np.full(starts.shape[0], -np.inf)
-        two = sizes >= 2
-        second[two] = msg_o[starts[two] + 1]
-        # max over the other predecessors: the second best for the best arc, else the best
-        other = np.where(first, second[gid], top[gid])
-        candidate = np.maximum(fin_o, other)
-        b[d_o[starts]] = np.minimum.reduceat(candidate, starts)
-    return b
+    return np.array(b, dtype=np.float64)
 
 
 def verify_schedule(instance, schedule) -> VerificationReport:

@@ -106,3 +106,21 @@ def test_twolevel_cli_sweep_runs_dask_tasks(capsys):
         assert row["verified"] == row["runs"] == row["at_lower_bound"] == 2
         assert row["procs_per_cluster_max"] <= row["trivial_procs_per_cluster"]
         assert row["makespan"] == row["trivial_makespan"]
+
+
+def test_twolevel_cli_check_verifies_a_schedule_file(capsys, tmp_path):
+    code, out, err = run(capsys, "--table1", "--schedule-out", str(tmp_path / "s.json"))
+    assert code == 0, err
+    code, out, err = run(capsys, "--table1", "--check", str(tmp_path / "s.json"), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["verified"] and data["optimal"] and data["makespan"] == 20
+    sched = json.loads((tmp_path / "s.json").read_text())
+    sched["messages"][0]["start"] += 3          # a late message
+    (tmp_path / "late.json").write_text(json.dumps(sched))
+    code, out, err = run(capsys, "--table1", "--check", str(tmp_path / "late.json"))
+    assert code == 1 and "feasible     NO" in out and "GPC violated" in out
+    sched["copies"][0]["task"] = 99
+    (tmp_path / "bad.json").write_text(json.dumps(sched))
+    code, out, err = run(capsys, "--table1", "--check", str(tmp_path / "bad.json"))
+    assert code == 2 and "copies[0]: unknown task 99" in err

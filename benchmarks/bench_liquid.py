@@ -1,0 +1,223 @@
+"""Benchmark of seed 000 (liquid schedules): Fig. 1, the Swiss-T1 32-node traffic, team
+counts, and the whole Swiss-T1 study (363 classes) on a LocalCluster of 2 workers.
+
+Run: ``cd /work/main && .venv/bin/python -m benchmarks.bench_liquid [--quick] [--runs R]``.
+Writes ``benchmarks/results/liquid.md``, ``benchmarks/results/liquid_t1_study.csv`` and the
+plots ``benchmarks/results/liquid_fig5_throughput_vs_nodes.png`` and
+``benchmarks/results/liquid_fig6_liquid_vs_round_robin.png``.
+
+Search times are the engine's ``search_seconds`` of the decide search (the kernel loop,
+numba's cache load excluded by a warm-up in every process); each study item is one Dask
+task running the sequential engine (one core).  Per-class times are the median over the
+runs; the study wall time is the median of the runs' wall times (cluster start excluded).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+
+from engine.cluster import dask_client
+from engine.solve import solve
+from problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, round_robin_schedule,
+                             schedule_traffic, swiss_t1)
+from problems.liquid.study import (equivalence_classes, equivalence_counts, plot_study, run_study,
+                                   warm_kernels)
+
+RESULTS = os.path.join(os.path.dirname(__file__), "results")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+def time_decide(x, runs: int, **kw) -> tuple[float, int, str]:
+    """Median search seconds, nodes and status of the decide search over ``runs`` runs."""
+    secs, nodes, status = [], 0, ""
+    for _ in range(runs):
+        r = solve(LiquidScheduleProblem(x), **kw)
+        secs.append(r.search_seconds)
+        nodes, status = r.nodes, r.status
+    return statistics.median(secs), nodes, status
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3, help="repetitions of the study (median)")
+    ap.add_argument("--quick", action="store_true", help="one study run, skip the equivalence counts")
+    args = ap.parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    os.makedirs(RESULTS, exist_ok=True)
+    warm_kernels()
+    lines: list[str] = []
+    add = lines.append
+    add("## liquid — liquid schedules of collective data exchanges (seed 000)")
+    add("")
+    add(f"Machine: `{platform.machine()}`, {_cpu_model()}, {os.cpu_count()} cores; "
+        f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; commit `{_commit()}`; "
+        f"load average at start {os.getloadavg()[0]:.1f}. Command: `.venv/bin/python -m benchmarks.bench_liquid`.")
+    add("")
+
+    # -- Fig. 1 ---------------------------------------------------------------------------
+    x = fig1_traffic()
+    t, nodes, status = time_decide(x, 5, backend="sequential")
+    teams = solve(TeamCountProblem(x, full=False), backend="sequential")
+    full = solve(TeamCountProblem(x, full=True), backend="sequential")
+    add("### Fig. 1 (25 transfers over l1..l12)")
+    add("")
+    add("| #X | Λ | bottlenecks | liquid throughput (100 MB/s links) | round robin | liquid schedule "
+        "| search nodes | search s (median of 5) | teams | full teams |")
+    add("|---|---|---|---|---|---|---|---|---|---|")
+    add(f"| {x.size} | {x.duration()} | {', '.join(x.bottlenecks())} | {x.liquid_throughput():.2f} MB/s "
+        f"| {len(round_robin_schedule(x))} steps | {status}, {x.duration()} steps | {nodes} | {t:.5f} "
+        f"| {teams.count} | {full.count} |")
+    add("")
+
+    # -- team counts of small T1 allocations (the search-space figures) ----------------------
+    t1 = swiss_t1()
+    add("### Teams and full teams of small Swiss-T1 all-to-all traffics (first level of the tree)")
+    add("")
+    add("| allocation | #X | Λ | teams | full teams | nodes (teams) | s (teams) |")
+    add("|---|---|---|---|---|---|---|")
+    for alloc in ([1, 1, 1, 0, 0, 0, 0, 0], [2, 1, 0, 1, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0, 0, 0],
+                  [2, 2, 1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0]):
+        y = t1.all_to_all(alloc)
+        a = solve(TeamCountProblem(y, full=False), backend="sequential")
+        b = solve(TeamCountProblem(y, full=True), backend="sequential")
+        add(f"| {' '.join(map(str, alloc))} | {y.size} | {y.duration()} | {a.count:,} | {b.count:,} "
+            f"| {a.nodes:,} | {a.search_seconds:.3f} |")
+    add("")
+
+    # -- 32 nodes -------------------------------------------------------------------------
+    y = t1.all_to_all([4] * 8)
+    t_seq, n_seq, st_seq = time_decide(y, 3, backend="sequential")
+    with dask_client(workers=2) as client:
+        t_dask, n_dask, st_dask = time_decide(y, 3, backend="dask", client=client)
+    rr = round_robin_schedule(y)
+    add("### Swiss-T1, 32 nodes (4 4 4 4 4 4 4 4)")
+    add("")
+    add("| #X | congestion edges | Λ | liquid throughput | round robin | liquid search | "
+        "sequential: nodes, s | dask 2 workers: nodes, s |")
+    add("|---|---|---|---|---|---|---|---|")
+    add(f"| {y.size} | {len(y.congestion_edges()):,} | {y.duration()} | {y.liquid_throughput():.1f} MB/s "
+        f"| {len(rr)} steps, {y.throughput_of_length(len(rr)):.1f} MB/s | {st_seq} "
+        f"| {n_seq:,}, {t_seq:.4f} | {n_dask:,}, {t_dask:.4f} |")
+    add("")
+    add("The 32-node liquid schedule is found without backtracking (nodes ≈ #X + Λ), so the "
+        "Dask figure is the stealstack's start-up and dealing cost, not a speed-up.")
+    add("")
+
+    # -- the study ----------------------------------------------------------------------------
+    results = []
+    walls = []
+    with dask_client(workers=2) as client:
+        client.run(warm_kernels)
+        for _ in range(runs):
+            res = run_study(client)
+            results.append(res)
+            walls.append(res["summary"]["wall_seconds"])
+    rows = results[0]["rows"]
+    per_class = np.median(np.array([[r["search_seconds"] for r in res["rows"]] for res in results]), axis=0)
+    for r, s in zip(rows, per_class):
+        r["search_seconds"] = float(s)
+    statuses = [r["status"] for r in rows]
+    ratios = np.array([r["liquid_throughput"] / r["round_robin_throughput"] for r in rows])
+    summ = results[0]["summary"]
+    hardest = max(rows, key=lambda r: r["search_seconds"])
+    add("### The Swiss-T1 study: 363 classes of equal (nodes, liquid throughput), 2 Dask workers")
+    add("")
+    add(f"- classes: {summ['classes']} (362 non-empty searched; the empty allocation is the 363rd); "
+        f"equivalence: same number of nodes N and same duration Λ (see `problems/liquid/study.py`)")
+    add(f"- study wall time (2 workers, one Dask task per class, median of {runs}): "
+        f"**{statistics.median(walls):.1f} s** (runs: {', '.join(f'{w:.1f}' for w in walls)})")
+    add(f"- liquid schedule found: **{statuses.count('liquid')} / {len(rows)}**; not liquid: "
+        f"{sum(s.startswith('optimal') or s.startswith('no') for s in statuses)}; unknown (node limit "
+        f"{summ['node_limit']:,}): {statuses.count('unknown')}")
+    add(f"- search seconds per class (median over runs): median **{np.median(per_class):.5f}**, "
+        f"97th percentile **{np.percentile(per_class, 97):.4f}**, max **{per_class.max():.4f}** "
+        f"({' '.join(map(str, hardest['allocation']))}: {hardest['search_nodes']:,} nodes); "
+        f"**{int((per_class < 0.1).sum())} / {len(rows)}** classes under 0.1 s on one core "
+        f"(paper: > 97 % under 0.1 s on a 500 MHz Alpha)")
+    add(f"- liquid / round-robin throughput over the classes: min **{ratios.min():.2f}**, median "
+        f"**{np.median(ratios):.2f}**, max **{ratios.max():.2f}** (round robin = the model's step count, "
+        f"first-fit phases; the paper's Fig. 6 measured it)")
+    add(f"- nodes per class: median {int(np.median([r['search_nodes'] for r in rows])):,}, max "
+        f"{max(r['search_nodes'] for r in rows):,}")
+    add("")
+    add("Per number of nodes (all 362 rows: `benchmarks/results/liquid_t1_study.csv`):")
+    add("")
+    add("| N | classes | liquid throughput MB/s (min–max) | round robin MB/s (min–max) | liquid found "
+        "| max search s |")
+    add("|---|---|---|---|---|---|")
+    by_n: dict[int, list[dict]] = {}
+    for r in rows:
+        by_n.setdefault(r["nodes"], []).append(r)
+    for n in sorted(by_n):
+        rs = by_n[n]
+        lt = [r["liquid_throughput"] for r in rs]
+        rt = [r["round_robin_throughput"] for r in rs]
+        add(f"| {n} | {len(rs)} | {min(lt):.1f}–{max(lt):.1f} | {min(rt):.1f}–{max(rt):.1f} "
+            f"| {sum(r['status'] == 'liquid' for r in rs)} | {max(r['search_seconds'] for r in rs):.4f} |")
+    add("")
+    import csv
+    with open(os.path.join(RESULTS, "liquid_t1_study.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        keys = ["allocation", "class_members", "nodes", "transfers", "duration", "liquid_throughput",
+                "round_robin_steps", "round_robin_throughput", "status", "length", "search_nodes",
+                "search_seconds"]
+        w.writerow(keys)
+        for r in rows:
+            w.writerow([" ".join(map(str, r["allocation"])) if k == "allocation" else
+                        (f"{r[k]:.6f}" if isinstance(r.get(k), float) else r.get(k)) for k in keys])
+    files = plot_study(rows, RESULTS)
+    add("Plots: " + ", ".join(f"`benchmarks/results/{os.path.basename(f)}`" for f in files) + ".")
+    add("")
+
+    if not args.quick:
+        t0 = time.perf_counter()
+        eq = equivalence_counts()
+        add(f"### Which equivalence gives 363 (computed in {time.perf_counter() - t0:.1f} s)")
+        add("")
+        add("| equivalence on the 5^8 allocations | classes |")
+        add("|---|---|")
+        names = {"nodes_and_duration": "same N and Λ (same liquid throughput), empty allocation included",
+                 "nodes_and_duration_nonempty": "same N and Λ, non-empty allocations",
+                 "orbits_routing_automorphisms":
+                     f"orbits of the switch permutations preserving the routing table "
+                     f"({eq['routing_automorphisms']} such permutation)",
+                 "orbits_cable_graph_automorphisms":
+                     f"orbits of the cable-graph automorphisms ({eq['cable_graph_automorphisms']:,})",
+                 "sorted_allocation": "same sorted allocation",
+                 "nodes_duration_bottleneck_cables": "same N, Λ and number of bottleneck cables"}
+        for k, label in names.items():
+            add(f"| {label} | {eq[k]:,} |")
+        add("")
+    with open(os.path.join(RESULTS, "liquid.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,27 @@
+"""Process helpers for tests that start real processes: end them by PID."""
+import os
+import signal
+import time
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie child is dead for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def end_processes(pids, grace: float = 10.0) -> None:
+    """Wait for ``pids`` to exit; SIGKILL whatever is left after ``grace`` seconds."""
+    deadline = time.time() + grace
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    for p in pids:
+        if _alive(p):
+            os.kill(p, signal.SIGKILL)
