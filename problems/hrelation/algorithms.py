@@ -115,7 +115,7 @@ def weighted(m, use_forwarding: bool = True) -> Schedule:
     >>> weighted([[0, 10**6], [10**6, 0]]).length
     2000000.0
     """
-    from .fast import emit_schedule, peel_matchings
+    from .fast import peel_matchings, weighted_schedule
 
     m = _as_matrix(m)
     P = m.shape[0]
@@ -129,9 +129,9 @@ def weighted(m, use_forwarding: bool = True) -> Schedule:
     colours, ks = peel_matchings(P, eu, ev, np.array(padded.count, dtype=np.int64), delta)
     if len(ks) and ks[0] < 0:
         raise RuntimeError("König colouring failed (a regular bipartite graph always has a perfect matching)")
-    rows, lengths, flushes = emit_schedule(P, colours, ks, eu, ev,
-                                           np.array(padded.src, dtype=np.int64),
-                                           np.array(padded.dst, dtype=np.int64), use_forwarding)
+    rows, lengths, flushes = weighted_schedule(P, colours, ks, ev,
+                                               np.array(padded.src, dtype=np.int64),
+                                               np.array(padded.dst, dtype=np.int64), use_forwarding)
     b.new_rounds(len(lengths), 0)
     b._lengths = lengths.tolist()
     b.add_block(rows)

@@ -7,7 +7,7 @@ loads (~4000 peeled matchings, ~10^6 transfers) is computed in well under a seco
 
 * ``peel_matchings``: König colouring of a Delta-regular bipartite multigraph by perfect
   matchings with multiplicities, repaired by augmenting paths (BFS) after every peel;
-* ``emit_schedule``: every matching is one 2-relation whose edges carry k packets; direct
+* ``emit_colour`` (driven by ``weighted_schedule``): every matching is one 2-relation whose edges carry k packets; direct
   (2 or 3 rounds of k packets) or forwarding (12 rounds of k/5 packet, odd cycles paired, an
   unpaired one helped by a path end or a PE with no edge; for odd P a packet moves into the
   matching M when every PE lies on a cycle, M flushed in one round when it cannot grow).
@@ -123,96 +123,66 @@ def peel_matchings(P, eu, ev, count, delta):
 
 
 # ----------------------------------------------------------------------------- emission
-
-@njit(cache=True, nogil=True)
-def _grow(rows, n, need):
-    if n + need <= rows.shape[0]:
-        return rows
-    new = np.empty((max(2 * rows.shape[0], n + need), 6), np.int64)
-    new[:n] = rows[:n]
-    return new
+#
+# State shared with the Python driver (``weighted_schedule``): ``rows`` int64[cap, 6] and
+# ``lengths`` int64[capL] are filled from ``st[0]`` / ``st[1]``; ``st[2]`` = |M|,
+# ``st[3]`` = flush rounds; ``M`` int64[P, 5] holds (src, dst, x, y, ticks) per edge of M;
+# ``busy`` marks the PEs on M.  The driver makes room before every call, so the kernels
+# never reallocate (one compiled signature each, short compile time).
 
 
 @njit(cache=True, nogil=True)
-def _grow1(arr, n, need):
-    if n + need <= arr.shape[0]:
-        return arr
-    new = np.empty(max(2 * arr.shape[0], n + need), np.int64)
-    new[:n] = arr[:n]
-    return new
+def _put(rows, st, r, s, d, f, t, a):
+    i = st[0]
+    rows[i, 0] = r
+    rows[i, 1] = s
+    rows[i, 2] = d
+    rows[i, 3] = f
+    rows[i, 4] = t
+    rows[i, 5] = a
+    st[0] = i + 1
 
 
 @njit(cache=True, nogil=True)
-def _put(rows, n, r, s, d, f, t, a):
-    rows[n, 0] = r
-    rows[n, 1] = s
-    rows[n, 2] = d
-    rows[n, 3] = f
-    rows[n, 4] = t
-    rows[n, 5] = a
-    return n + 1
-
-
-@njit(cache=True, nogil=True)
-def _lab(a, dirf, ms, md, j, L):
-    """Message (src, dst) on edge (a_j, a_{j+1 mod L}) of a labelled odd cycle."""
+def _lab(a, dirf, ms, j, L):
+    """The PE whose oriented edge is (a_j, a_{j+1 mod L}) of a labelled odd cycle."""
     if dirf:
-        x = a[j]
-    else:
-        x = a[(j + 1) % L]
-    return ms[x], md[x]
+        return a[j]
+    return a[(j + 1) % L]
 
 
 @njit(cache=True, nogil=True)
-def _emit_direct(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k):
-    """§2: 3 rounds of k packets with an odd cycle, else 2."""
-    has_odd = False
-    for c in range(nc):
-        if ccyc[c] and (cst[c + 1] - cst[c]) % 2 == 1:
-            has_odd = True
-    nr = 3 if has_odd else 2
-    lengths = _grow1(lengths, R, nr)
-    for r in range(nr):
-        lengths[R + r] = k * UNIT
-    rows = _grow(rows, n, P)
-    for c in range(nc):
-        L = cst[c + 1] - cst[c]
-        ne = L if ccyc[c] else L - 1
-        for i in range(ne):
-            x = verts[cst[c] + i]
-            r = i % 2
-            if ccyc[c] and L % 2 == 1 and i == ne - 1:
-                r = 2
-            n = _put(rows, n, R + r, ms[x], md[x], ms[x], md[x], k * UNIT)
-    return rows, n, lengths, R + nr
-
-
-@njit(cache=True, nogil=True)
-def _emit_forwarding(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k, lab, lst, ldir):
-    """§3.1: 12 rounds of k/5 packet (k ticks) when there are odd cycles, else 2 rounds of k
-    packets.  Needs an even number of odd cycles or a path / edge-free PE as helper."""
+def _emit_forwarding(rows, lengths, st, P, verts, cst, ccyc, nc, ms, md, k, use_forwarding):
+    """§2 (direct: 3 rounds of k packets with an odd cycle, else 2) or §3.1 (forwarding: 12
+    rounds of k/5 packet = k ticks when there are odd cycles, else 2 rounds of k packets; needs
+    an even number of odd cycles or a path / edge-free PE as helper)."""
     no = 0
     for c in range(nc):
         if ccyc[c] and (cst[c + 1] - cst[c]) % 2 == 1:
             no += 1
-    if no == 0:
-        lengths = _grow1(lengths, R, 2)
-        lengths[R] = k * UNIT
-        lengths[R + 1] = k * UNIT
-        rows = _grow(rows, n, P)
+    R = st[1]
+    if no == 0 or not use_forwarding:
+        nr = 3 if no > 0 else 2
+        for r in range(nr):
+            lengths[R + r] = k * UNIT
+        st[1] = R + nr
         for c in range(nc):
             L = cst[c + 1] - cst[c]
             ne = L if ccyc[c] else L - 1
             for i in range(ne):
                 x = verts[cst[c] + i]
-                n = _put(rows, n, R + i % 2, ms[x], md[x], ms[x], md[x], k * UNIT)
-        return rows, n, lengths, R + 2
+                r = i % 2
+                if ccyc[c] and L % 2 == 1 and i == ne - 1:
+                    r = 2
+                _put(rows, st, R + r, ms[x], md[x], ms[x], md[x], k * UNIT)
+        return
     base = R
-    lengths = _grow1(lengths, R, 12)
     for r in range(12):
         lengths[R + r] = k
-    R += 12
-    rows = _grow(rows, n, 7 * P)
+    st[1] = R + 12
+    lab = np.empty(P, np.int64)       # labelled odd cycles, concatenated
+    lst = np.empty(P + 1, np.int64)
+    ldir = np.empty(P, np.bool_)
     # label odd cycles so that the closing packet goes a_{L-1} -> a_0
     no = 0
     lp = 0
@@ -261,30 +231,29 @@ def _emit_forwarding(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k, la
             off_helped = 0
         off_helping = 6 - off_helped
         # helped phase: 3 pieces per edge, the closing packet via the helpers
-        cs, cd = _lab(a, dirf, ms, md, L - 1, L)
+        xc = _lab(a, dirf, ms, L - 1, L)
         for i in range(3):
             r0 = base + off_helped + 2 * i
             for j in range(0, L - 1, 2):
-                s, d = _lab(a, dirf, ms, md, j, L)
-                n = _put(rows, n, r0, s, d, s, d, k)
+                x = _lab(a, dirf, ms, j, L)
+                _put(rows, st, r0, ms[x], md[x], ms[x], md[x], k)
             for j in range(1, L - 1, 2):
-                s, d = _lab(a, dirf, ms, md, j, L)
-                n = _put(rows, n, r0 + 1, s, d, s, d, k)
-            n = _put(rows, n, r0, cs, cd, a[L - 1], hb[i], k)
-            n = _put(rows, n, r0 + 1, cs, cd, hb[i], a[0], k)
+                x = _lab(a, dirf, ms, j, L)
+                _put(rows, st, r0 + 1, ms[x], md[x], ms[x], md[x], k)
+            _put(rows, st, r0, ms[xc], md[xc], a[L - 1], hb[i], k)
+            _put(rows, st, r0 + 1, ms[xc], md[xc], hb[i], a[0], k)
         # helping phase: 2 pieces per edge, a_0 / a_1 / a_2 free in turn
         b0 = base + off_helping
-        for j in range(1, L - 1, 2):
-            s, d = _lab(a, dirf, ms, md, j, L)
-            n = _put(rows, n, b0, s, d, s, d, k)
-            n = _put(rows, n, b0 + 1, s, d, s, d, k)
-        for j in range(2, L, 2):
-            s, d = _lab(a, dirf, ms, md, j, L)
-            n = _put(rows, n, b0 + 2, s, d, s, d, k)
-            n = _put(rows, n, b0 + 3, s, d, s, d, k)
-        s, d = _lab(a, dirf, ms, md, 0, L)
-        n = _put(rows, n, b0 + 4, s, d, s, d, k)
-        n = _put(rows, n, b0 + 5, s, d, s, d, k)
+        for j in range(1, L):
+            x = _lab(a, dirf, ms, j, L)
+            rr = b0 if j % 2 == 1 else b0 + 2
+            if j == L - 1:
+                rr = b0 + 2
+            _put(rows, st, rr, ms[x], md[x], ms[x], md[x], k)
+            _put(rows, st, rr + 1, ms[x], md[x], ms[x], md[x], k)
+        x = _lab(a, dirf, ms, 0, L)
+        _put(rows, st, b0 + 4, ms[x], md[x], ms[x], md[x], k)
+        _put(rows, st, b0 + 5, ms[x], md[x], ms[x], md[x], k)
     for c in range(nc):
         L = cst[c + 1] - cst[c]
         if ccyc[c] and L % 2 == 1:
@@ -297,178 +266,176 @@ def _emit_forwarding(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k, la
             else:
                 first = 0 if i % 2 == 0 else 5
             for r in range(5):
-                n = _put(rows, n, base + first + r, ms[x], md[x], ms[x], md[x], k)
-    return rows, n, lengths, R
+                _put(rows, st, base + first + r, ms[x], md[x], ms[x], md[x], k)
 
 
 @njit(cache=True, nogil=True)
-def _partial_flush(rows, n, lengths, R, Ms, Md, Mx, My, Mt, nM, busy):
+def partial_flush(rows, lengths, st, M, busy):
     """Send the lightest weight w of every edge of M in one round of length w (every link of
     the round busy throughout); edges that are done leave M."""
-    w = Mt[0]
+    nM = st[2]
+    w = M[0, 4]
     for q in range(1, nM):
-        if Mt[q] < w:
-            w = Mt[q]
-    lengths = _grow1(lengths, R, 1)
+        if M[q, 4] < w:
+            w = M[q, 4]
+    R = st[1]
     lengths[R] = w
-    rows = _grow(rows, n, nM)
+    st[1] = R + 1
     keep = 0
     for q in range(nM):
-        n = _put(rows, n, R, Ms[q], Md[q], Ms[q], Md[q], w)
-        if Mt[q] > w:
-            Ms[keep] = Ms[q]
-            Md[keep] = Md[q]
-            Mx[keep] = Mx[q]
-            My[keep] = My[q]
-            Mt[keep] = Mt[q] - w
+        _put(rows, st, R, M[q, 0], M[q, 1], M[q, 0], M[q, 1], w)
+        if M[q, 4] > w:
+            for t in range(4):
+                M[keep, t] = M[q, t]
+            M[keep, 4] = M[q, 4] - w
             keep += 1
         else:
-            busy[Mx[q]] = False
-            busy[My[q]] = False
-    return rows, n, lengths, R + 1, keep
+            busy[M[q, 2]] = False
+            busy[M[q, 3]] = False
+    st[2] = keep
+    st[3] += 1
 
 
 @njit(cache=True, nogil=True)
-def emit_schedule(P, colours, ks, eu, ev, esrc, edst, use_forwarding):
-    """Rows (round, msg_src, msg_dst, frm, to, ticks), round lengths and the number of flush
-    rounds for all peeled matchings.
+def emit_colour(P, colour, k, ev, esrc, edst, use_forwarding, rows, lengths, st, M, busy):
+    """Schedule one peeled matching (k identical 2-relations).
 
-    Odd P (§3.2 with multiplicities): when every PE of a matching lies on a cycle and the
-    number of odd cycles is odd, its k copies are split over a maximal set S of pairwise
-    disjoint cycle edges whose PEs are not in M (odd cycles' edges first): copy group t drops
-    edge e_t into M with weight k_t (k_t = k/|S| rounded) and is scheduled without it.  When S
-    is empty, M is flushed *partially*: one round as long as its lightest edge, every edge of
-    M sending that much (Lemma 3.1: then |M| >= ceil(P/4), so no flush round is emptier than in
-    the packet-level algorithm).  At the end M is emptied the same way.
+    Odd P (§3.2 with multiplicities): when every PE lies on a cycle and the number of odd
+    cycles is odd, the k copies are split over a maximal set S of pairwise disjoint cycle
+    edges whose PEs are not in M (odd cycles' edges first): copy group t drops edge e_t into M
+    with weight k_t (k_t = k/|S| rounded) and is scheduled without it.  When S is empty, M is
+    flushed *partially* (``partial_flush``): Lemma 3.1 gives |M| >= ceil(P/4) then, so no flush
+    round is emptier than in the packet-level algorithm.
     """
-    rows = np.empty((max(16, colours.shape[0] * P * 6), 6), np.int64)
-    lengths = np.empty(max(16, colours.shape[0] * 12), np.int64)
-    n = 0
-    R = 0
-    succ = np.empty(P, np.int64)
-    pred = np.empty(P, np.int64)
-    ms = np.empty(P, np.int64)
-    md = np.empty(P, np.int64)
-    seen = np.empty(P, np.bool_)
-    verts = np.empty(P, np.int64)     # all components, concatenated
-    cst = np.empty(P + 1, np.int64)   # component starts
+    succ = -np.ones(P, np.int64)
+    pred = -np.ones(P, np.int64)
+    ms = np.zeros(P, np.int64)
+    md = np.zeros(P, np.int64)
+    for x in range(P):
+        e = colour[x]
+        if esrc[e] >= 0:
+            v = ev[e]
+            succ[x] = v
+            pred[v] = x
+            ms[x] = esrc[e]
+            md[x] = edst[e]
+    # components: paths (incl. single PEs) first, then cycles
+    seen = np.zeros(P, np.bool_)
+    verts = np.empty(P, np.int64)
+    cst = np.empty(P + 1, np.int64)
     ccyc = np.empty(P, np.bool_)
-    verts2 = np.empty(P, np.int64)
-    ccyc2 = np.empty(P, np.bool_)
-    lab = np.empty(P, np.int64)       # labelled odd cycles, concatenated
-    lst = np.empty(P + 1, np.int64)
-    ldir = np.empty(P, np.bool_)
-    busy = np.zeros(P, np.bool_)      # PEs on an edge of M
-    taken = np.zeros(P, np.bool_)
-    Ms = np.empty(P, np.int64)
-    Md = np.empty(P, np.int64)
-    Mx = np.empty(P, np.int64)
-    My = np.empty(P, np.int64)
-    Mt = np.empty(P, np.int64)
+    nc = 0
+    pos = 0
+    for x in range(P):
+        if pred[x] < 0:
+            cst[nc] = pos
+            ccyc[nc] = False
+            y = x
+            while y >= 0:
+                verts[pos] = y
+                pos += 1
+                seen[y] = True
+                y = succ[y]
+            nc += 1
+    for x in range(P):
+        if not seen[x]:
+            cst[nc] = pos
+            ccyc[nc] = True
+            y = x
+            while not seen[y]:
+                verts[pos] = y
+                pos += 1
+                seen[y] = True
+                y = succ[y]
+            nc += 1
+    cst[nc] = pos
+    n_odd = 0
+    n_path = 0
+    for c in range(nc):
+        if ccyc[c]:
+            if (cst[c + 1] - cst[c]) % 2 == 1:
+                n_odd += 1
+        else:
+            n_path += 1
+    if not use_forwarding or n_odd % 2 == 0 or n_path > 0:
+        _emit_forwarding(rows, lengths, st, P, verts, cst, ccyc, nc, ms, md, k, use_forwarding)
+        return
+    # §3.2: a maximal set S of disjoint free cycle edges
     Sc = np.empty(P, np.int64)
     Si = np.empty(P, np.int64)
-    nM = 0
-    flushes = 0
-    for ci in range(colours.shape[0]):
-        k = ks[ci]
-        succ[:] = -1
-        pred[:] = -1
-        for x in range(P):
-            e = colours[ci, x]
-            if esrc[e] >= 0:
-                v = ev[e]
-                succ[x] = v
-                pred[v] = x
-                ms[x] = esrc[e]
-                md[x] = edst[e]
-        # components: paths (incl. single PEs) first, then cycles
-        seen[:] = False
-        nc = 0
-        pos = 0
-        for x in range(P):
-            if pred[x] < 0:
-                cst[nc] = pos
-                ccyc[nc] = False
-                y = x
-                while y >= 0:
-                    verts[pos] = y
-                    pos += 1
-                    seen[y] = True
-                    y = succ[y]
-                nc += 1
-        for x in range(P):
-            if not seen[x]:
-                cst[nc] = pos
-                ccyc[nc] = True
-                y = x
-                while not seen[y]:
-                    verts[pos] = y
-                    pos += 1
-                    seen[y] = True
-                    y = succ[y]
-                nc += 1
-        cst[nc] = pos
-        if not use_forwarding:
-            rows, n, lengths, R = _emit_direct(rows, n, lengths, R, P, verts, cst, ccyc, nc, ms, md, k)
-            continue
-        n_odd = 0
-        n_path = 0
-        for c in range(nc):
-            if ccyc[c]:
-                if (cst[c + 1] - cst[c]) % 2 == 1:
-                    n_odd += 1
-            else:
-                n_path += 1
-        if n_odd % 2 == 0 or n_path > 0:
-            rows, n, lengths, R = _emit_forwarding(rows, n, lengths, R, P, verts, cst, ccyc, nc,
-                                                   ms, md, k, lab, lst, ldir)
-            continue
-        # §3.2: choose a maximal set S of disjoint free cycle edges
-        nS = 0
-        while nS == 0:
-            taken[:] = False
-            for want_odd in (True, False):
-                for c in range(nc):
-                    L = cst[c + 1] - cst[c]
-                    if (L % 2 == 1) != want_odd:
-                        continue
-                    for i in range(L):
-                        x = verts[cst[c] + i]
-                        y = verts[cst[c] + (i + 1) % L]
-                        if not (busy[x] or busy[y] or taken[x] or taken[y]):
-                            taken[x] = True
-                            taken[y] = True
-                            Sc[nS] = c
-                            Si[nS] = i
-                            nS += 1
-            if nS == 0:
-                rows, n, lengths, R, nM = _partial_flush(rows, n, lengths, R, Ms, Md, Mx, My, Mt,
-                                                         nM, busy)
-                flushes += 1
-        q = min(nS, k)
-        for t in range(q):
-            kt = k // q + (1 if t < k % q else 0)
-            c = Sc[t]
-            i = Si[t]
-            L = cst[c + 1] - cst[c]
-            verts2[:pos] = verts[:pos]
-            ccyc2[:nc] = ccyc[:nc]
-            for u in range(L):
-                verts2[cst[c] + u] = verts[cst[c] + (i + 1 + u) % L]
-            ccyc2[c] = False
-            x = verts[cst[c] + i]
-            y = verts[cst[c] + (i + 1) % L]
-            Ms[nM] = ms[x]
-            Md[nM] = md[x]
-            Mx[nM] = x
-            My[nM] = y
-            Mt[nM] = kt * UNIT
-            nM += 1
-            busy[x] = True
-            busy[y] = True
-            rows, n, lengths, R = _emit_forwarding(rows, n, lengths, R, P, verts2, cst, ccyc2, nc,
-                                                   ms, md, kt, lab, lst, ldir)
-    while nM > 0:
-        rows, n, lengths, R, nM = _partial_flush(rows, n, lengths, R, Ms, Md, Mx, My, Mt, nM, busy)
-        flushes += 1
-    return rows[:n], lengths[:R], flushes
+    taken = np.zeros(P, np.bool_)
+    nS = 0
+    while nS == 0:
+        taken[:] = False
+        for pass_ in range(2):
+            want_odd = pass_ == 0
+            for c in range(nc):
+                L = cst[c + 1] - cst[c]
+                if (L % 2 == 1) != want_odd:
+                    continue
+                for i in range(L):
+                    x = verts[cst[c] + i]
+                    y = verts[cst[c] + (i + 1) % L]
+                    if not (busy[x] or busy[y] or taken[x] or taken[y]):
+                        taken[x] = True
+                        taken[y] = True
+                        Sc[nS] = c
+                        Si[nS] = i
+                        nS += 1
+        if nS == 0:
+            partial_flush(rows, lengths, st, M, busy)
+    q = min(nS, k)
+    verts2 = np.empty(P, np.int64)
+    ccyc2 = np.empty(P, np.bool_)
+    for t in range(q):
+        kt = k // q + (1 if t < k % q else 0)
+        c = Sc[t]
+        i = Si[t]
+        L = cst[c + 1] - cst[c]
+        verts2[:] = verts
+        ccyc2[:] = ccyc
+        for u in range(L):
+            verts2[cst[c] + u] = verts[cst[c] + (i + 1 + u) % L]
+        ccyc2[c] = False
+        x = verts[cst[c] + i]
+        y = verts[cst[c] + (i + 1) % L]
+        nM = st[2]
+        M[nM, 0] = ms[x]
+        M[nM, 1] = md[x]
+        M[nM, 2] = x
+        M[nM, 3] = y
+        M[nM, 4] = kt * UNIT
+        st[2] = nM + 1
+        busy[x] = True
+        busy[y] = True
+        _emit_forwarding(rows, lengths, st, P, verts2, cst, ccyc2, nc, ms, md, kt, True)
+
+
+def weighted_schedule(P, colours, ks, ev, esrc, edst, use_forwarding):
+    """Drive ``emit_colour`` over all peeled matchings, making room before every call; then
+    empty M.  Returns (rows, lengths, flush rounds)."""
+    rows = np.empty((max(64, len(ks) * 6 * P), 6), np.int64)
+    lengths = np.empty(max(64, len(ks) * 12), np.int64)
+    st = np.zeros(4, np.int64)
+    M = np.zeros((P + 1, 5), np.int64)
+    busy = np.zeros(P, np.bool_)
+    half = P // 2 + 1
+    for ci in range(len(ks)):
+        k = int(ks[ci])
+        q = min(k, half) if (use_forwarding and P % 2) else 1
+        need_rows = q * 7 * P + (half + 1) * half
+        need_len = q * 12 + half + 1
+        if st[0] + need_rows > rows.shape[0]:
+            rows = np.concatenate([rows, np.empty((max(rows.shape[0], need_rows), 6), np.int64)])
+        if st[1] + need_len > lengths.shape[0]:
+            lengths = np.concatenate([lengths, np.empty(max(lengths.shape[0], need_len), np.int64)])
+        emit_colour(P, colours[ci], k, ev, esrc, edst, use_forwarding, rows, lengths, st, M, busy)
+    if st[2] > 0:
+        need = (half + 1) * half
+        if st[0] + need > rows.shape[0]:
+            rows = np.concatenate([rows, np.empty((need, 6), np.int64)])
+        if st[1] + half + 1 > lengths.shape[0]:
+            lengths = np.concatenate([lengths, np.empty(half + 1, np.int64)])
+        while st[2] > 0:
+            partial_flush(rows, lengths, st, M, busy)
+    return rows[:st[0]], lengths[:st[1]], int(st[3])
