@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from engine.errors import InputError
 
@@ -59,18 +60,54 @@ def validate_table(table, source: str = "<table>") -> np.ndarray:
     if n_rows < 2:
         raise CommTableError(f"{source}: need at least 2 processes, got {n_rows}")
     out = np.ascontiguousarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        i, j = map(int, np.argwhere(bad)[0])
+    kind, i, j, off = _scan_table(out)
+    if kind == 1:
         raise CommTableError(f"{source}: non-finite value {arr[i, j]} at row {i}, col {j}")
-    neg = out < 0
-    if neg.any():
-        i, j = map(int, np.argwhere(neg)[0])
+    if kind == 2:
         raise CommTableError(f"{source}: negative value {_fmt(arr[i, j])} at row {i}, col {j}")
-    off = out.sum() - np.trace(out)
     if not off > 0:
         raise CommTableError(f"{source}: no traffic between distinct processes; nothing to cluster")
     return out
+
+
+@njit(cache=True, nogil=True)
+def _scan_table(t):
+    """One pass: (0, -1, -1, off-diagonal sum) or (1 non-finite | 2 negative, row, col, 0)."""
+    n = t.shape[0]
+    first_neg_i = -1
+    first_neg_j = -1
+    off = 0.0
+    for i in range(n):
+        for j in range(n):
+            v = t[i, j]
+            if not np.isfinite(v):
+                return 1, i, j, 0.0
+            if v < 0 and first_neg_i < 0:
+                first_neg_i = i
+                first_neg_j = j
+            if i != j:
+                off += v
+    if first_neg_i >= 0:
+        return 2, first_neg_i, first_neg_j, 0.0
+    return 0, -1, -1, off
+
+
+@njit(cache=True, nogil=True)
+def _symmetrize(t):
+    """``t + t.T`` with a zero diagonal, in 64 x 64 tiles (no strided sweep of memory)."""
+    n = t.shape[0]
+    e = np.empty((n, n), dtype=np.float64)
+    tile = 64
+    for bi in range(0, n, tile):
+        for bj in range(bi, n, tile):
+            for i in range(bi, min(bi + tile, n)):
+                for j in range(max(bj, i + 1), min(bj + tile, n)):
+                    v = t[i, j] + t[j, i]
+                    e[i, j] = v
+                    e[j, i] = v
+    for i in range(n):
+        e[i, i] = 0.0
+    return e
 
 
 def _fmt(value) -> str:
@@ -84,10 +121,7 @@ def exchanged_table(table: np.ndarray) -> np.ndarray:
     >>> exchanged_table(np.array([[416., 1266.], [1267., 416.]])).tolist()
     [[0.0, 2533.0], [2533.0, 0.0]]
     """
-    t = np.asarray(table, dtype=np.float64)
-    e = t + t.T
-    np.fill_diagonal(e, 0.0)
-    return e
+    return _symmetrize(np.ascontiguousarray(table, dtype=np.float64))
 
 
 @dataclass
