@@ -1,0 +1,33 @@
+"""Maximum clique on the stealstack engine (seed 003: Thimm, Kreher, Merkey 2005).
+
+>>> from engine.solve import solve
+>>> from problems.clique import CliqueProblem, gnp
+>>> r = solve(CliqueProblem(gnp(60, 0.5, seed=1)), backend="sequential")
+>>> r.status, r.objective, r.verified
+('optimal', 8, True)
+"""
+from .generate import (decode_design, decode_factorization, design_graph, factor_graph,
+                       gnp, named_graph, seed_figure_1_1)
+from .graph import CliqueInputError, Graph
+from .io import read_dimacs, read_edge_list, read_graph, write_dimacs
+from .problem import BOUNDS, MODES, CliqueProblem
+from .verify import check_clique
+
+__all__ = ["CliqueProblem", "CliqueInputError", "Graph", "BOUNDS", "MODES", "check_clique",
+           "read_dimacs", "read_edge_list", "read_graph", "write_dimacs", "gnp",
+           "design_graph", "factor_graph", "named_graph", "seed_figure_1_1",
+           "decode_design", "decode_factorization", "max_clique"]
+
+
+def max_clique(graph, bound: str = "colour", backend: str = "sequential", **kwargs):
+    """Maximum clique of a :class:`Graph` or a networkx graph, as labels.
+
+    >>> import networkx as nx
+    >>> max_clique(nx.complete_graph(["x", "y", "z"]))
+    ['x', 'y', 'z']
+    """
+    from engine.solve import solve
+
+    if not isinstance(graph, Graph):
+        graph = Graph.from_networkx(graph)
+    return solve(CliqueProblem(graph, bound=bound), backend=backend, **kwargs).solution

@@ -91,13 +91,7 @@ class Graph:
         loops = np.flatnonzero(e[:, 0] == e[:, 1])
         if loops.size:
             raise CliqueInputError(f"{name}: edge {loops[0]} is a self-loop at vertex {e[loops[0], 0]}")
-        rows = np.zeros((n, words_for(n)), dtype=np.uint64)
-        if len(e):
-            u = np.concatenate([e[:, 0], e[:, 1]])
-            v = np.concatenate([e[:, 1], e[:, 0]])
-            bits = np.left_shift(np.uint64(1), (v % 64).astype(np.uint64))
-            np.bitwise_or.at(rows, (u, v // 64), bits)
-        return cls(rows, labels, name)
+        return cls(_pack_pairs(n, e), labels, name)
 
     @classmethod
     def from_networkx(cls, graph, name: str | None = None) -> "Graph":
@@ -208,3 +202,23 @@ def indices_to_bitset(indices: Iterable[int], n: int) -> np.ndarray:
     if idx.size:
         np.bitwise_or.at(out, idx // 64, np.left_shift(np.uint64(1), (idx % 64).astype(np.uint64)))
     return out
+
+
+def _pack_pairs(n: int, e: np.ndarray) -> np.ndarray:
+    """uint64 adjacency rows from 0-based pairs (both directions set; duplicates merge).
+
+    Vectorised: word index and bit of every (u, v) and (v, u), sorted, OR-reduced per
+    word (no Python loop, no ufunc.at)."""
+    W = words_for(n)
+    rows = np.zeros((n, W), dtype=np.uint64)
+    if len(e) == 0:
+        return rows
+    u = np.concatenate([e[:, 0], e[:, 1]])
+    v = np.concatenate([e[:, 1], e[:, 0]])
+    word = u * W + (v >> 6)
+    order = np.argsort(word, kind="stable")
+    word = word[order]
+    bits = np.left_shift(np.uint64(1), (v[order] & 63).astype(np.uint64))
+    starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
+    rows.reshape(-1)[word[starts]] = np.bitwise_or.reduceat(bits, starts)
+    return rows
