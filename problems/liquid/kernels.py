@@ -251,7 +251,9 @@ def _best_of(row, params, tlist, users, b, oC, W):
 def _team_branch(cur, params, conf, users, tlinks, tlist, full, ordered):
     """Classify a phase-1 row.  Returns (kind, t):
     kind 0: dead end (uncoverable bottleneck) ; 1: pruned (cannot become full);
-    2: branch on t in the skeleton; 3: branch on t in the expansion; 4: team complete."""
+    2: branch on t in the skeleton; 3: branch on t in the expansion; 4: team complete;
+    5: t is the only candidate left for a bottleneck (its "without t" child would be a
+    dead end, so only "with t" is pushed)."""
     W = params[P_W]
     LW = params[P_LW]
     oA, oC, oE, oBN, oCOV = params[P_OA], params[P_OC], params[P_OE], params[P_OBN], params[P_OCOV]
@@ -269,12 +271,13 @@ def _team_branch(cur, params, conf, users, tlinks, tlist, full, ordered):
                 best_c = c
                 best_b = b
     if best_b >= 0:
+        kind = 5 if best_c == 1 else 2
         if ordered:
-            return 2, _best_of(cur, params, tlist, users, best_b, oC, W)
+            return kind, _best_of(cur, params, tlist, users, best_b, oC, W)
         for k in range(W):
             x = cur[oC + k] & users[best_b, k]
             if x != 0:
-                return 2, k * 64 + ctz(x)
+                return kind, k * 64 + ctz(x)
     if full:
         for k in range(W):
             x = cur[oE + k]
@@ -377,13 +380,14 @@ def liquid_kernel(stack, top, budget, mode, incumbent, counters, solution,
                 stack[top, k] = cur[k]
             top += 1
             continue
-        # kind 2 or 3: two children, "without t" below "with t"
-        for k in range(width):
-            stack[top, k] = cur[k]
-        stack[top, oC + (t >> 6)] &= ~_bit(t)
-        if kind == 3:
-            stack[top, oE + (t >> 6)] |= _bit(t)
-        top += 1
+        # kind 2 or 3: two children, "without t" below "with t"; kind 5: "with t" only
+        if kind != 5:
+            for k in range(width):
+                stack[top, k] = cur[k]
+            stack[top, oC + (t >> 6)] &= ~_bit(t)
+            if kind == 3:
+                stack[top, oE + (t >> 6)] |= _bit(t)
+            top += 1
         _add_member(cur, params, conf, tlinks, t)
         for k in range(width):
             stack[top, k] = cur[k]
@@ -422,12 +426,13 @@ def teams_kernel(stack, top, budget, mode, incumbent, counters, solution,
         if kind == 4:
             counters[SOLUTIONS] += 1
             continue
-        for k in range(width):
-            stack[top, k] = cur[k]
-        stack[top, oC + (t >> 6)] &= ~_bit(t)
-        if kind == 3 and full:
-            stack[top, oE + (t >> 6)] |= _bit(t)
-        top += 1
+        if kind != 5:
+            for k in range(width):
+                stack[top, k] = cur[k]
+            stack[top, oC + (t >> 6)] &= ~_bit(t)
+            if kind == 3 and full:
+                stack[top, oE + (t >> 6)] |= _bit(t)
+            top += 1
         _add_member(cur, params, conf, tlinks, t)
         for k in range(width):
             stack[top, k] = cur[k]
