@@ -12,6 +12,14 @@ The first positional may be the word ``sweep`` (a file literally named ``sweep``
 given as ``./sweep``).  Single runs happen in this process (a polynomial algorithm: no
 cluster needed); ``sweep`` runs every (table, tie-break seed) pair as an ordinary Dask task
 through :func:`engine.cluster.dask_client` and reports how stable the best partition is.
+
+``--json`` (single run): ``partitions`` (``index`` k = merges done, ``n_clusters``, ``F_G``,
+``D_G``, ``G_c`` and, for N <= 256, ``clusters``), ``merges`` (scipy ids + f), ``best``,
+``ranking`` (partition indices by G_c), ``tie_order``, ``mapping`` (with ``--groups``),
+``wall_seconds``.  ``G_c`` is ``null`` where undefined (one cluster) and ``"inf"`` for a
+partition with no inter-cluster traffic.  ``--json`` (sweep): per table ``stability``,
+``distinct_best_partitions``, ``modal_best_partition``, ``best_n_clusters_counts``,
+``gc_curve_max_spread``; plus ``tasks``, ``workers``, ``wall_seconds``.
 """
 from __future__ import annotations
 
