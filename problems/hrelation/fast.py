@@ -144,14 +144,6 @@ def _put(rows, st, r, s, d, f, t, a):
 
 
 @njit(cache=True, nogil=True)
-def _lab(a, dirf, ms, j, L):
-    """The PE whose oriented edge is (a_j, a_{j+1 mod L}) of a labelled odd cycle."""
-    if dirf:
-        return a[j]
-    return a[(j + 1) % L]
-
-
-@njit(cache=True, nogil=True)
 def _emit_forwarding(rows, lengths, st, P, verts, cst, ccyc, nc, ms, md, k, use_forwarding):
     """§2 (direct: 3 rounds of k packets with an odd cycle, else 2) or §3.1 (forwarding: 12
     rounds of k/5 packet = k ticks when there are odd cycles, else 2 rounds of k packets; needs
@@ -231,27 +223,27 @@ def _emit_forwarding(rows, lengths, st, P, verts, cst, ccyc, nc, ms, md, k, use_
             off_helped = 0
         off_helping = 6 - off_helped
         # helped phase: 3 pieces per edge, the closing packet via the helpers
-        xc = _lab(a, dirf, ms, L - 1, L)
+        xc = (a[L - 1] if dirf else a[(L - 1 + 1) % L])
         for i in range(3):
             r0 = base + off_helped + 2 * i
             for j in range(0, L - 1, 2):
-                x = _lab(a, dirf, ms, j, L)
+                x = (a[j] if dirf else a[(j + 1) % L])
                 _put(rows, st, r0, ms[x], md[x], ms[x], md[x], k)
             for j in range(1, L - 1, 2):
-                x = _lab(a, dirf, ms, j, L)
+                x = (a[j] if dirf else a[(j + 1) % L])
                 _put(rows, st, r0 + 1, ms[x], md[x], ms[x], md[x], k)
             _put(rows, st, r0, ms[xc], md[xc], a[L - 1], hb[i], k)
             _put(rows, st, r0 + 1, ms[xc], md[xc], hb[i], a[0], k)
         # helping phase: 2 pieces per edge, a_0 / a_1 / a_2 free in turn
         b0 = base + off_helping
         for j in range(1, L):
-            x = _lab(a, dirf, ms, j, L)
+            x = (a[j] if dirf else a[(j + 1) % L])
             rr = b0 if j % 2 == 1 else b0 + 2
             if j == L - 1:
                 rr = b0 + 2
             _put(rows, st, rr, ms[x], md[x], ms[x], md[x], k)
             _put(rows, st, rr + 1, ms[x], md[x], ms[x], md[x], k)
-        x = _lab(a, dirf, ms, 0, L)
+        x = (a[0] if dirf else a[(0 + 1) % L])
         _put(rows, st, b0 + 4, ms[x], md[x], ms[x], md[x], k)
         _put(rows, st, b0 + 5, ms[x], md[x], ms[x], md[x], k)
     for c in range(nc):
@@ -301,11 +293,15 @@ def emit_colour(P, colour, k, ev, esrc, edst, use_forwarding, rows, lengths, st,
     """Schedule one peeled matching (k identical 2-relations).
 
     Odd P (§3.2 with multiplicities): when every PE lies on a cycle and the number of odd
-    cycles is odd, the k copies are split over a maximal set S of pairwise disjoint cycle
-    edges whose PEs are not in M (odd cycles' edges first): copy group t drops edge e_t into M
-    with weight k_t (k_t = k/|S| rounded) and is scheduled without it.  When S is empty, M is
-    flushed *partially* (``partial_flush``): Lemma 3.1 gives |M| >= ceil(P/4) then, so no flush
-    round is emptier than in the packet-level algorithm.
+    cycles is odd, each of the k copies must drop one packet into M.  Compressed: take a
+    maximal set S of pairwise disjoint cycle edges whose PEs are not on M (odd cycles' edges
+    first); copy group t (k_t copies) drops edge e_t into M with weight k_t and is scheduled
+    without it.  k_t = the lightest weight on M (so the next flush drains old and new edges
+    together), or ceil(k/|S|) when M is empty.  When S is empty, M cannot grow and is flushed
+    *partially* (``partial_flush``, one round as long as its lightest edge): Lemma 3.1 gives
+    |M| >= ceil(P/4) then, so no flush round is emptier than in the packet-level algorithm.
+    Each loop either places all remaining copies, fills M, or drains M's lightest edges, so a
+    call costs O(P) iterations whatever k is.
     """
     succ = -np.ones(P, np.int64)
     pred = -np.ones(P, np.int64)
@@ -358,15 +354,19 @@ def emit_colour(P, colour, k, ev, esrc, edst, use_forwarding, rows, lengths, st,
         else:
             n_path += 1
     if not use_forwarding or n_odd % 2 == 0 or n_path > 0:
-        _emit_forwarding(rows, lengths, st, P, verts, cst, ccyc, nc, ms, md, k, use_forwarding)
+        _emit_forwarding(rows, lengths, st, P, verts, cst, ccyc, np.int64(nc), ms, md, k, use_forwarding)
         return
-    # §3.2: a maximal set S of disjoint free cycle edges
+    # §3.2 with multiplicities: place the k removals in M, keeping M's weights aligned
     Sc = np.empty(P, np.int64)
     Si = np.empty(P, np.int64)
     taken = np.zeros(P, np.bool_)
-    nS = 0
-    while nS == 0:
+    verts2 = np.empty(P, np.int64)
+    ccyc2 = np.empty(P, np.bool_)
+    k_rem = k
+    while k_rem > 0:
+        # a maximal set S of disjoint cycle edges whose PEs are not on M (odd cycles first)
         taken[:] = False
+        nS = 0
         for pass_ in range(2):
             want_odd = pass_ == 0
             for c in range(nc):
@@ -382,33 +382,43 @@ def emit_colour(P, colour, k, ev, esrc, edst, use_forwarding, rows, lengths, st,
                         Sc[nS] = c
                         Si[nS] = i
                         nS += 1
-        if nS == 0:
+        if nS == 0:   # M cannot grow: Lemma 3.1, |M| >= ceil(P/4)
             partial_flush(rows, lengths, st, M, busy)
-    q = min(nS, k)
-    verts2 = np.empty(P, np.int64)
-    ccyc2 = np.empty(P, np.bool_)
-    for t in range(q):
-        kt = k // q + (1 if t < k % q else 0)
-        c = Sc[t]
-        i = Si[t]
-        L = cst[c + 1] - cst[c]
-        verts2[:] = verts
-        ccyc2[:] = ccyc
-        for u in range(L):
-            verts2[cst[c] + u] = verts[cst[c] + (i + 1 + u) % L]
-        ccyc2[c] = False
-        x = verts[cst[c] + i]
-        y = verts[cst[c] + (i + 1) % L]
-        nM = st[2]
-        M[nM, 0] = ms[x]
-        M[nM, 1] = md[x]
-        M[nM, 2] = x
-        M[nM, 3] = y
-        M[nM, 4] = kt * UNIT
-        st[2] = nM + 1
-        busy[x] = True
-        busy[y] = True
-        _emit_forwarding(rows, lengths, st, P, verts2, cst, ccyc2, nc, ms, md, kt, True)
+            continue
+        if st[2] > 0:  # align with M's lightest edge, so the next flush drains them together
+            w = M[0, 4]
+            for q in range(1, st[2]):
+                if M[q, 4] < w:
+                    w = M[q, 4]
+            w = w // UNIT
+        else:          # M empty: spread the copies evenly over S
+            w = (k_rem + nS - 1) // nS
+        for t in range(nS):
+            if k_rem == 0:
+                break
+            kt = min(w, k_rem)
+            k_rem -= kt
+            c = Sc[t]
+            i = Si[t]
+            L = cst[c + 1] - cst[c]
+            verts2[:] = verts
+            ccyc2[:] = ccyc
+            for u in range(L):
+                verts2[cst[c] + u] = verts[cst[c] + (i + 1 + u) % L]
+            ccyc2[c] = False
+            x = verts[cst[c] + i]
+            y = verts[cst[c] + (i + 1) % L]
+            nM = st[2]
+            M[nM, 0] = ms[x]
+            M[nM, 1] = md[x]
+            M[nM, 2] = x
+            M[nM, 3] = y
+            M[nM, 4] = kt * UNIT
+            st[2] = nM + 1
+            busy[x] = True
+            busy[y] = True
+            _emit_forwarding(rows, lengths, st, P, verts2, cst, ccyc2, np.int64(nc), ms, md, kt,
+                             use_forwarding)
 
 
 def weighted_schedule(P, colours, ks, ev, esrc, edst, use_forwarding):
@@ -422,9 +432,11 @@ def weighted_schedule(P, colours, ks, ev, esrc, edst, use_forwarding):
     half = P // 2 + 1
     for ci in range(len(ks)):
         k = int(ks[ci])
-        q = min(k, half) if (use_forwarding and P % 2) else 1
-        need_rows = q * 7 * P + (half + 1) * half
-        need_len = q * 12 + half + 1
+        # sub-items (copy groups) and flush rounds one call may produce
+        q = min(k, half * (half + 1)) if (use_forwarding and P % 2) else 1
+        flushes = half * (half + 1) + 1 if (use_forwarding and P % 2) else 0
+        need_rows = q * 7 * P + flushes * half
+        need_len = q * 12 + flushes
         if st[0] + need_rows > rows.shape[0]:
             rows = np.concatenate([rows, np.empty((max(rows.shape[0], need_rows), 6), np.int64)])
         if st[1] + need_len > lengths.shape[0]:
