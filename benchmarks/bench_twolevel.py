@@ -203,7 +203,8 @@ def main(argv=None) -> int:
             f"{sweep_wall:.1f} s wall incl. cluster start)", "",
             "Processors per cluster of 2LVDSOPT vs the paper's one-cluster trivial solution "
             "(same makespan, all sequences in one cluster). Means over seeds.", "",
-            "c2+ X: c(2) drawn as c(1) + U{0..X} before clipping to (2)-(3) (X = 0: one level).",
+            "c2+ X: c(2) drawn as c(1) + U{0..X}, then clipped to (3), and c(1) clipped to (2) "
+            "(with X = 0 the clipping of c(1) alone makes some arcs tight in c(2) only).",
             "",
             "| kind | n | c2+ | runs | clusters | procs/cluster max | procs/cluster mean | "
             "trivial procs/cluster | duplication | inter-cluster msgs | makespan | trivial "

@@ -87,12 +87,12 @@ def test_twolevel_cli_errors_are_one_line(capsys, tmp_path):
 
 
 def test_twolevel_cli_console_script_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "twolevel", "--random", "2000",
+    proc = subprocess.run([sys.executable, "-m", "engine.cli", "twolevel", "--random", "500",
                            "--kind", "forkjoin", "--json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["tasks"] == 2000 and data["verified"] and data["makespan"] == data["lower_bound"]
+    assert data["tasks"] == 500 and data["verified"] and data["makespan"] == data["lower_bound"]
 
 
 def test_twolevel_cli_sweep_runs_dask_tasks(capsys):
