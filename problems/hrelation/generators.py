@@ -43,20 +43,21 @@ def random_instance(P: int, h: int, seed: int = 0, skew: float = 0.0, density: f
     if h == 0 or loads.max() == 0:
         return np.zeros((P, P), dtype=np.int64)
     m = np.floor(w * (h / loads.max())).astype(np.int64)
-    # top up the busiest PE to exactly h through the least loaded partner that has room
+    # top up the busiest PE to exactly h through the least loaded partner that has room,
+    # never making a silent PE (zero row) send
     L = m.sum(0) + m.sum(1)
     top = int(np.argmax(L))
     gap = h - int(L[top])
+    silent = ~w.any(axis=1)
     if gap > 0:
         for j in np.argsort(L, kind="stable").tolist():
-            if j != top and L[j] + gap <= h:
-                if rng.random() < 0.5 or zero_rows:
-                    if w[top].any() or not zero_rows:
-                        m[top, j] += gap
-                    else:
-                        m[j, top] += gap
-                else:
-                    m[j, top] += gap
+            if j == top or L[j] + gap > h:
+                continue
+            if not silent[top] and (silent[j] or rng.random() < 0.5):
+                m[top, j] += gap
+                break
+            if not silent[j]:
+                m[j, top] += gap
                 break
     return m
 

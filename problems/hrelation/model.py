@@ -87,7 +87,7 @@ def validate_messages(matrix, where: str = "matrix") -> np.ndarray:
         raise HRelationInputError(f"{where}: message matrix must be square, got shape {arr.shape}")
     if arr.shape[0] == 0:
         raise HRelationInputError(f"{where}: message matrix is empty (need at least 1 PE)")
-    if arr.dtype.kind not in "iuf b":
+    if arr.dtype.kind not in "iufb":
         raise HRelationInputError(f"{where}: entries must be integers, got dtype {arr.dtype}")
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
