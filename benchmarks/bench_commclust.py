@@ -139,7 +139,9 @@ def sweep_figures(seeds: int) -> tuple[list[str], float]:
     from problems.commclust.analysis import run_sweep
 
     tables = {"CG-like 32": cg_like(32), "CG-like 64": cg_like(64), "EP-like 32": ep_like(32, seed=0),
-              "IS-like 32": is_like(32, seed=0), "random 256": random_table(256, seed=0)}
+              "IS-like 32": is_like(32, seed=0), "IS-like 32, exactly uniform": is_like(32, noise=0.0),
+              "random 0..3 integers, N=32": np.random.default_rng(0).integers(0, 4, size=(32, 32)),
+              "random 256": random_table(256, seed=0)}
     t0 = time.perf_counter()
     with dask_client(workers=2) as client:
         summaries = run_sweep(client, tables, range(seeds))

@@ -486,8 +486,12 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     deadline = None if time_limit is None else t0 + time_limit
     # node_limit counts the setup nodes too
     limit = None if node_limit is None else max(1, node_limit - int(setup_counters[0]))
-    client.run(_setup_on_worker, search_id, problem, peers, shares, policy, deadline, limit,
-               t0, incumbent, workers=peers)
+    try:
+        client.run(_setup_on_worker, search_id, problem, peers, shares, policy, deadline,
+                   limit, t0, incumbent, workers=peers)
+    except OSError as exc:
+        client.run(_teardown_on_worker, search_id, workers=peers, on_error="ignore")
+        raise SearchFailed(f"could not set the search up on every worker: {exc}") from None
     futures = [client.submit(_search_loop, search_id, key=f"stealsearch-{search_id}-{r}",
                              workers=[addr], allow_other_workers=False, pure=False)
                for r, addr in enumerate(peers)]
@@ -500,7 +504,9 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
             alive = set(live_workers(client))
             lost = [a for a in peers if a not in alive]
             if lost:
-                client.run(_stop_on_worker, search_id, "failure", workers=[a for a in peers if a in alive])
+                peers = [a for a in peers if a in alive]
+                client.run(_stop_on_worker, search_id, "failure", workers=peers,
+                           on_error="ignore")
                 raise SearchFailed(f"worker(s) {', '.join(lost)} left the cluster during the search")
             if progress:
                 snap = client.run(_progress_on_worker, search_id, workers=[peers[0]]).get(peers[0])
@@ -508,16 +514,14 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     bar.update(snap["nodes"], best=snap["best"], steals=snap["steals"])
         errors = [f for f in futures if f.status == "error"]
         if errors:
-            client.run(_stop_on_worker, search_id, "failure", workers=peers)
+            client.run(_stop_on_worker, search_id, "failure", workers=peers, on_error="ignore")
             exc = errors[0].exception()
             raise SearchFailed(f"a search loop failed: {exc!r}") from exc
         outs = client.gather(futures)
     finally:
         bar.close()
-        try:
-            client.run(_teardown_on_worker, search_id, workers=peers)
-        except Exception:  # a dead worker has nothing to tear down
-            pass
+        # a dead worker has nothing to tear down; survivors drop the search's state
+        client.run(_teardown_on_worker, search_id, workers=peers, on_error="ignore")
     failures = [o["failure"] for o in outs if o["failure"]]
     if failures:
         raise SearchFailed(failures[0])

@@ -180,25 +180,40 @@ def sequence_components(nleaves, tight_src, tight_dst, leaf_lo, leaf_hi):
 
 
 @njit(cache=True, nogil=True)
-def place_copies(proc_leaf, depth, parent):
+def place_copies(proc_leaf, depth, parent, b, processor_cluster):
     """Algorithm 4, first part: processor q runs the path root -> proc_leaf[q] of GC.
 
-    Returns row offsets per processor and the task of every copy row (root first).
+    Returns row offsets per processor and, per copy row (root first on each processor):
+    task, copy number (1, 2, ... per task in processor order: the paper's i^k),
+    processor, cluster and start date b_i.
     """
     nproc = proc_leaf.shape[0]
+    n = parent.shape[0]
     offs = np.empty(nproc + 1, np.int64)
     offs[0] = 0
     for q in range(nproc):
         offs[q + 1] = offs[q] + depth[proc_leaf[q]] + 1
-    task = np.empty(offs[nproc], np.int64)
+    total = offs[nproc]
+    task = np.empty(total, np.int64)
+    proc = np.empty(total, np.int64)
+    cluster = np.empty(total, np.int64)
+    start = np.empty(total)
     for q in range(nproc):
         v = proc_leaf[q]
         r = offs[q + 1] - 1
         while v != -1:
             task[r] = v
+            proc[r] = q
+            cluster[r] = processor_cluster[q]
+            start[r] = b[v]
             r -= 1
             v = parent[v]
-    return offs, task
+    seen = np.zeros(n, np.int64)
+    index = np.empty(offs[nproc], np.int64)
+    for r in range(offs[nproc]):
+        seen[task[r]] += 1
+        index[r] = seen[task[r]]
+    return offs, task, index, proc, cluster, start
 
 
 @njit(cache=True, nogil=True)

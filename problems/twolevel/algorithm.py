@@ -297,43 +297,37 @@ def build_schedule(inst: TwoLevelInstance, b: np.ndarray, forest: CriticalForest
         >>> s.n_clusters, s.n_processors, s.n_copies
         (2, 6, 20)
     """
+    nseq = forest.n_sequences
     if one_cluster:
-        components = np.zeros(forest.n_sequences, np.int64)
+        components = np.zeros(nseq, np.int64)
+    components = np.asarray(components, np.int64)
     # processors numbered cluster by cluster, sequences in tour order within a cluster
     seq_order = np.argsort(components, kind="stable")
+    proc_of_seq = np.empty(nseq, np.int64)
+    proc_of_seq[seq_order] = np.arange(nseq)
     proc_leaf = forest.leaves[seq_order].astype(np.int64)
-    processor_cluster = components[seq_order].astype(np.int64)
-    offs, copy_task = K.place_copies(proc_leaf, forest.depth, forest.parent)
-    nproc = proc_leaf.shape[0]
-    copy_processor = np.repeat(np.arange(nproc, dtype=np.int64), np.diff(offs))
-    copy_cluster = processor_cluster[copy_processor]
-    copy_start = b[copy_task]
-    # copy numbers i^1, i^2, ... in processor order
-    by_task = np.argsort(copy_task, kind="stable")
-    counts = np.bincount(copy_task, minlength=inst.n)
-    starts = np.zeros(inst.n, np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    copy_index = np.empty(copy_task.shape[0], np.int64)
-    copy_index[by_task] = np.arange(copy_task.shape[0]) - np.repeat(starts, counts) + 1
+    processor_cluster = components[seq_order]
+    offs, copy_task, copy_index, copy_processor, copy_cluster, copy_start = K.place_copies(
+        proc_leaf, forest.depth, forest.parent, b, processor_cluster)
 
     pptr, parcs = inst.csr("pred")
     msg_task, msg_proc, msg_first, need_intra, max_c1, max_c2 = K.gather_messages(
         offs, copy_task, pptr, parcs, inst.src, forest.tin, forest.tout, b, inst.p,
         inst.c1, inst.c2)
-    # sender: a copy of the task in the receiver's cluster if any, else its first copy
-    nclusters = int(processor_cluster.max()) + 1
-    key_copies = copy_task * nclusters + copy_cluster
-    order = np.argsort(key_copies, kind="stable")
-    sorted_keys = key_copies[order]
+    # sender: a copy of the task in the receiver's cluster if any, else its first copy.
+    # The sequences through task i are the tour positions leaf_lo[i] .. leaf_hi[i]-1;
+    # look for one of them in cluster C among the positions sorted by (cluster, position).
+    by_cluster = np.sort(components * nseq + np.arange(nseq))
     msg_cluster = processor_cluster[msg_proc]
-    want = msg_task * nclusters + msg_cluster
-    pos = np.searchsorted(sorted_keys, want)
-    pos_ok = np.minimum(pos, max(sorted_keys.shape[0] - 1, 0))
-    same = (pos < sorted_keys.shape[0]) & (sorted_keys[pos_ok] == want)
+    lo = forest.leaf_lo[msg_task]
+    hi = forest.leaf_hi[msg_task]
+    pos = np.searchsorted(by_cluster, msg_cluster * nseq + lo)
+    pos_ok = np.minimum(pos, nseq - 1)
+    same = (pos < nseq) & (by_cluster[pos_ok] < msg_cluster * nseq + hi)
     if np.any(need_intra & ~same):  # Theorem 4 says this cannot happen
         raise AssertionError("2LVDSOPT invariant broken: no copy in the receiver's cluster")
-    first_copy = by_task[starts[msg_task]]
-    msg_from_copy = np.where(same, order[pos_ok], first_copy)
+    sender_seq = np.where(same, by_cluster[pos_ok] - msg_cluster * nseq, lo)
+    msg_from_copy = offs[proc_of_seq[sender_seq]] + forest.depth[msg_task]
     msg_level = np.where(same, 1, 2).astype(np.int64)
     msg_duration = np.where(same, max_c1, max_c2)
     msg_start = b[msg_task] + inst.p[msg_task]
