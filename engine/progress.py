@@ -22,7 +22,7 @@ class Progress:
         self._shown = 0
 
     def update(self, nodes: int, **postfix) -> None:
-        if not self._bar:
+        if self._bar is None:
             return
         now = time.monotonic()
         if now - self._last < 0.5:
@@ -35,6 +35,6 @@ class Progress:
                                   refresh=False)
 
     def close(self) -> None:
-        if self._bar:
+        if self._bar is not None:
             self._bar.close()
             self._bar = None

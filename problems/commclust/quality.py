@@ -26,6 +26,15 @@ extraction intact; 3 and 6 are garbled and are reconstructed from the prose:
 * ``G_c = F_G / D_G``.  Undefined (NaN; JSON ``null``) for the one-cluster partition, where
   ``D_G`` is 0/0; ``+inf`` when a partition has no inter-cluster traffic at all.
 
+On the paper's IS remark (Figures 6-7: "almost a flat line", G_c rising only at N clusters):
+with this reconstruction a table that is uniform *including its diagonal* gives ``G_c = 1``
+for every partition with >= 2 clusters, N included; a diagonal ``r`` times the off-diagonal
+value gives ``G_c = (S + N (r - 1)) / S * N / (r + N - 1)`` (``S = sum x_i**2``), largest at
+N singletons but rising gradually as partitions approach N rather than only at N.  No choice
+of the normalisers changes that (the N diagonal elements are always among the ``S``
+intra-cluster elements), so the paper's IS curve is not reproduced exactly; both facts are
+tested.
+
 Along a dendrogram all of this costs O(1) per partition: merging ``A`` and ``B`` adds
 ``T(A, B) + T(B, A)`` (the merge's exchanged sum) to ``sum F_A`` and ``2 x y`` to
 ``sum x_i**2`` (:func:`quality_curve`).  :func:`partition_quality` evaluates any partition

@@ -88,10 +88,13 @@ def nodes_and_durations(allocs: np.ndarray, topology=None) -> tuple[np.ndarray, 
     m, _ = route_cable_table(topology)
     s = allocs.shape[1]
     n = allocs.sum(axis=1)
-    pair = (allocs[:, :, None] * allocs[:, None, :]).reshape(len(allocs), s * s)
-    # float64 matrix product (BLAS); every value is a small integer, so exact
-    cable_load = np.rint(pair.astype(np.float64) @ m.astype(np.float64)).astype(np.int64)
-    lam = np.maximum(n, cable_load.max(axis=1) if cable_load.shape[1] else 0)
+    lam = n.copy()
+    for c in range(m.shape[1]):
+        # load of cable c = sum of a_i * a_j over the switch pairs (i, j) routed through it
+        load = np.zeros(len(allocs), dtype=np.int64)
+        for ij in np.flatnonzero(m[:, c]):
+            load += m[ij, c] * allocs[:, ij // s] * allocs[:, ij % s]
+        np.maximum(lam, load, out=lam)
     return n, lam
 
 
@@ -136,8 +139,12 @@ def equivalence_counts() -> dict[str, int]:
     out["orbits_cable_graph_automorphisms"] = _orbits(allocs, graph_auts)
     m, cables = route_cable_table(t)
     s = allocs.shape[1]
-    pair = (allocs[:, :, None] * allocs[:, None, :]).reshape(len(allocs), s * s)
-    nb = (np.rint(pair.astype(np.float64) @ m.astype(np.float64)) == lam[:, None]).sum(axis=1)
+    nb = np.zeros(len(allocs), dtype=np.int64)
+    for c in range(m.shape[1]):
+        load = np.zeros(len(allocs), dtype=np.int64)
+        for ij in np.flatnonzero(m[:, c]):
+            load += m[ij, c] * allocs[:, ij // s] * allocs[:, ij % s]
+        nb += load == lam
     out["nodes_duration_bottleneck_cables"] = len(set(zip(n.tolist(), lam.tolist(), nb.tolist())))
     return out
 

@@ -106,3 +106,11 @@ def test_unreachable_scheduler_is_one_line(capsys, monkeypatch):
     assert main(["uts", "--scheduler", f"tcp://127.0.0.1:{free_port()}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot reach scheduler" in err
+
+
+def test_progress_goes_to_stderr_not_stdout(capsys):
+    assert main(["uts", "--tree", "T3", "--sequential", "--json", "--progress",
+                 "--budget", "2000"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["count"] == 4112897
+    assert "node" in captured.err

@@ -1,0 +1,95 @@
+"""How should a steal travel?  Worker-to-worker comm handler vs a Dask actor.
+
+The issue asks to measure before choosing.  From a task running on worker A, time
+round trips to worker B: (1) an empty steal through the stealstack's comm handler,
+(2) a steal of 64 rows x 6 int64, (3) the same two through an actor living on B.
+Median of 300 calls each, in milliseconds.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from engine.cluster import dask_client
+
+from .common import machine_header, write_section
+
+CALLS = 300
+
+
+class RowActor:
+    def __init__(self):
+        self.rows = np.arange(64 * 6, dtype=np.int64).reshape(64, 6)
+
+    def steal(self, k):
+        return self.rows[:k] if k else None
+
+
+def time_handler(peer, k):
+    from distributed import get_worker
+    from distributed.utils import sync
+
+    w = get_worker()
+
+    async def call():
+        return await w.rpc(peer).stealsearch_steal(search_id="bench-comm", k=k, half=False)
+
+    out = []
+    for _ in range(CALLS):
+        t = time.perf_counter()
+        sync(w.loop, call)
+        out.append(time.perf_counter() - t)
+    return statistics.median(out) * 1e3
+
+
+def fill_shared(dask_worker=None):
+    """A fake search entry on the victim whose shared portion never runs dry."""
+    from engine import dask_backend as db
+
+    class Bottomless(db.SharedPortion):
+        def steal(self, k, half):
+            return np.zeros((k, 6), dtype=np.int64), 1
+
+    class Entry:
+        shared = Bottomless(6)
+
+    db._SEARCHES[(dask_worker.address, "bench-comm")] = Entry()
+
+
+def time_actor(actor, k):
+    out = []
+    for _ in range(CALLS):
+        t = time.perf_counter()
+        actor.steal(k).result()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out) * 1e3
+
+
+def main():
+    from engine.dask_backend import PLUGIN_NAME, StealstackPlugin, live_workers
+
+    with dask_client(workers=2) as client:
+        client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
+        a, b = live_workers(client)
+        client.run(fill_shared, workers=[b])
+        actor = client.submit(RowActor, workers=[b], actor=True).result()
+        rows = []
+        for k in (0, 64):
+            h = client.submit(time_handler, b, k, workers=[a], pure=False).result()
+            act = client.submit(time_actor, actor, k, workers=[a], pure=False).result()
+            rows.append(f"| {'empty steal' if k == 0 else f'steal of {k} rows x 6 int64'} "
+                        f"| {h:.3f} | {act:.3f} | {act / h:.1f}x |")
+    lines = [machine_header(), "",
+             f"Round trip from a task on worker A to worker B, median of {CALLS} calls, ms.", "",
+             "| message | comm handler | actor method | actor / handler |", "|---|---|---|---|",
+             *rows, "",
+             "Chosen: comm handlers (registered by a WorkerPlugin). Actors are also lost with "
+             "their worker."]
+    write_section("benchmarks/results/comm.md", "Steal transport: comm handler vs actor", lines)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
