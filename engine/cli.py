@@ -74,7 +74,11 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) 
         g.add_argument("--polling", type=int, default=None, metavar="P",
                        help="victims polled per FINDWORK round")
         g.add_argument("--budget", type=int, default=None, metavar="B",
-                       help="node expansions per kernel call")
+                       help="node expansions of the first kernel call")
+        g.add_argument("--chunk-seconds", type=float, default=None, metavar="S",
+                       help="adapt the budget so a kernel call lasts ~S seconds (default 0.005)")
+        g.add_argument("--fixed-budget", action="store_true",
+                       help="keep --budget fixed (no adaptation)")
         g.add_argument("--no-stealing", action="store_true",
                        help="disable stealing (each worker keeps its initial share)")
 
@@ -91,8 +95,11 @@ def policy_from_args(args: argparse.Namespace):
         "steal_half": getattr(args, "steal_half", None),
         "polling": getattr(args, "polling", None),
         "budget": getattr(args, "budget", None),
+        "chunk_seconds": getattr(args, "chunk_seconds", None),
     }
     kwargs = {k: v for k, v in fields.items() if v is not None}
+    if getattr(args, "fixed_budget", False):
+        kwargs["chunk_seconds"] = None
     if getattr(args, "no_stealing", False):
         kwargs["stealing"] = False
     try:

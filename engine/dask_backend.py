@@ -40,7 +40,7 @@ from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
-from .stack import LocalStack
+from .stack import BudgetTuner, LocalStack
 from .stealstack import SharedPortion
 from .termination import Coordinator
 from .victims import VictimOrder
@@ -160,12 +160,15 @@ class WorkerSearch:
         backoff = pol.idle_backoff
         idle_since = None
         stats = self.stats
+        tuner = BudgetTuner(pol)
         while not self.stop_event.is_set():
             if len(stack):
                 if idle_since is not None:
                     stats.idle_seconds += time.time() - idle_since
                     idle_since = None
-                status, value = stack.run(pol.budget, self.incumbent)
+                before, t_chunk = stack.nodes, time.perf_counter()
+                status, value = stack.run(tuner.budget, self.incumbent)
+                tuner.update(stack.nodes - before, time.perf_counter() - t_chunk)
                 stats.chunks += 1
                 if status == IMPROVED:
                     self._improved(value)

@@ -14,7 +14,7 @@ from .policy import StealPolicy
 from .problem import EMPTY, IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
-from .stack import LocalStack
+from .stack import BudgetTuner, LocalStack
 
 
 def remaining_bound(problem: Problem, rows: np.ndarray) -> int | None:
@@ -39,16 +39,19 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     stop_reason = None
     bar = Progress(progress, desc=problem.name)
     t_search = time.perf_counter()
+    tuner = BudgetTuner(policy)
     try:
         while len(stack):
-            budget = policy.budget
+            budget = tuner.budget
             if node_limit is not None:
                 left = node_limit - stack.nodes
                 if left <= 0:
                     stop_reason = "node_limit"
                     break
                 budget = min(budget, left)
+            before, t_chunk = stack.nodes, time.perf_counter()
             status, value = stack.run(budget, incumbent)
+            tuner.update(stack.nodes - before, time.perf_counter() - t_chunk)
             stats.chunks += 1
             if status == IMPROVED:
                 incumbent = value

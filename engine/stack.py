@@ -99,3 +99,24 @@ class LocalStack:
             budget = max(1, budget - int(self.counters[NODES] - start))
             start = self.counters[NODES]
             self._make_room(self.max_children)
+
+
+class BudgetTuner:
+    """Adapts the node budget of a chunk so that one chunk lasts ~``chunk_seconds``.
+
+    Doubling or halving at most per chunk keeps it stable on trees whose node cost
+    varies; a chunk that ended early (stack empty, improvement) says nothing and is
+    ignored."""
+
+    def __init__(self, policy):
+        self.budget = policy.budget
+        self.target = policy.chunk_seconds
+        self.max_budget = max(policy.max_budget, policy.budget)
+
+    def update(self, nodes_done: int, seconds: float) -> None:
+        if self.target is None:
+            return
+        if seconds > 2 * self.target:
+            self.budget = max(1, self.budget // 2)
+        elif nodes_done >= self.budget and seconds < self.target / 2:
+            self.budget = min(self.max_budget, self.budget * 2)

@@ -61,6 +61,7 @@ def random_policy(rng):
         acquire=int(rng.integers(1, 33)), victims=str(rng.choice(VICTIM_ORDERS)),
         steal_half=bool(rng.integers(0, 2)), polling=int(rng.integers(0, 4)),
         budget=int(np.exp(rng.uniform(np.log(16), np.log(5000)))),
+        chunk_seconds=[None, 0.001, 0.005][int(rng.integers(0, 3))],
         stealing=bool(rng.random() < 0.9), seed=int(rng.integers(0, 1000)))
 
 
@@ -76,7 +77,8 @@ def test_randomized_policy_sweep_never_changes_the_count(cluster4, expected, see
 
 
 def test_tiny_budget_and_batches(cluster4, expected):
-    policy = StealPolicy(k=1, release_threshold=1, acquire=1, budget=1, polling=1)
+    policy = StealPolicy(k=1, release_threshold=1, acquire=1, budget=1, polling=1,
+                         chunk_seconds=None)
     r = solve(SMALL_TREES["default"], client=cluster4, workers=4, policy=policy)
     assert figures(r) == expected["default"]
     check_protocol(r)

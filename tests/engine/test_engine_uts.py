@@ -45,7 +45,7 @@ def test_kernel_agrees_with_hashlib_reference(seed):
 
 def test_budget_one_node_per_chunk_changes_nothing():
     from engine import StealPolicy
-    r = solve(UTSProblem.preset("default"), backend="sequential", policy=StealPolicy(budget=1))
+    r = solve(UTSProblem.preset("default"), backend="sequential", policy=StealPolicy(budget=1, chunk_seconds=None))
     assert r.count == 1732 and r.workers[0].chunks == 1732
 
 
