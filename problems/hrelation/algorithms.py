@@ -205,26 +205,15 @@ def regular_schedule(regular_part, P: int | None = None) -> Schedule:
     >>> s.num_rounds, s.length
     (5, 10.0)
     """
-    reg = np.asarray(regular_part, dtype=np.int64)
+    from .fast import regular_rows
+
+    reg = np.ascontiguousarray(regular_part, dtype=np.int64)
     P = reg.shape[0]
-    part = regular_rounds(P)
-    R = part.shape[0]
-    jj = np.broadcast_to(np.arange(P), part.shape)
-    x_all = reg[jj, part]                     # j -> partner
-    y_all = reg[part, jj]                     # partner -> j
-    lead = part > jj                          # each pair once, from its smaller PE
-    lengths = np.where(lead, x_all + y_all, 0).max(axis=1, initial=0) * UNIT
-    rr, cc = np.nonzero(lead)                 # row-major: sorted by round
-    pp = part[rr, cc]
-    x = x_all[rr, cc] * UNIT
-    y = y_all[rr, cc] * UNIT
-    rows = np.empty((2 * len(rr), 6), dtype=np.int64)
-    for col, (fwd, bwd) in enumerate(((rr, rr), (cc, pp), (pp, cc), (cc, pp), (pp, cc), (x, y))):
-        rows[0::2, col] = fwd
-        rows[1::2, col] = bwd
-    rows = rows[rows[:, 5] > 0]
     b = ScheduleBuilder(P)
-    b.new_rounds(R, 0)
+    if P < 2:
+        return b.build("regular-part")
+    rows, lengths = regular_rows(reg)
+    b.new_rounds(len(lengths), 0)
     b._lengths = lengths.tolist()
     b.add_block(rows)
     return b.build("regular-part")
@@ -241,7 +230,8 @@ def regular(m, rest=None) -> Schedule:
     m = _as_matrix(m)
     rest = forwarding if rest is None else rest
     ell, reg, remainder = regular_split(m)
-    info = {"ell": ell, "regular_rounds": int(regular_rounds(m.shape[0]).shape[0]) if ell else 0}
+    P = m.shape[0]
+    info = {"ell": ell, "regular_rounds": (P if P % 2 else P - 1) if ell and P > 1 else 0}
     if ell > 0 and not remainder.any():
         s = regular_schedule(reg)
         s.algorithm, s.info = "regular", info

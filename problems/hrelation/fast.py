@@ -451,3 +451,49 @@ def weighted_schedule(P, colours, ks, ev, esrc, edst, use_forwarding):
         while st[2] > 0:
             partial_flush(rows, lengths, st, M, busy)
     return rows[:st[0]], lengths[:st[1]], int(st[3])
+
+
+# ----------------------------------------------------------------------------- §5.2 regular
+
+@njit(cache=True, nogil=True)
+def regular_rows(reg):
+    """Rows and round lengths of the 1-factorization schedule of a regular part ``reg``
+    (int64[P, P]): odd P, round i pairs j with (i - j) mod P; even P, PEs 0..P-2 run that for
+    P - 1 and the PE left idle pairs with P - 1.  Each pair exchanges both ways on its link."""
+    P = reg.shape[0]
+    Q = P if P % 2 == 1 else P - 1
+    rows = np.empty((P * (P - 1), 6), np.int64)
+    lengths = np.zeros(Q, np.int64)
+    n = 0
+    for i in range(Q):
+        for j in range(Q):
+            p = i - j
+            if p < 0:
+                p += Q
+            if p == j:
+                if P % 2 == 1:
+                    continue
+                p = P - 1
+            if p < j:
+                continue
+            x = reg[j, p] * UNIT
+            y = reg[p, j] * UNIT
+            if x + y > lengths[i]:
+                lengths[i] = x + y
+            if x > 0:
+                rows[n, 0] = i
+                rows[n, 1] = j
+                rows[n, 2] = p
+                rows[n, 3] = j
+                rows[n, 4] = p
+                rows[n, 5] = x
+                n += 1
+            if y > 0:
+                rows[n, 0] = i
+                rows[n, 1] = p
+                rows[n, 2] = j
+                rows[n, 3] = p
+                rows[n, 4] = j
+                rows[n, 5] = y
+                n += 1
+    return rows[:n], lengths

@@ -145,13 +145,14 @@ class ScheduleBuilder:
         parts = list(self._blocks)
         if self._rows:
             parts.append(np.array(self._rows, dtype=np.int64).reshape(-1, 6))
-        rows = np.concatenate(parts) if parts else np.zeros((0, 6), dtype=np.int64)
+        if len(parts) == 1:
+            rows = parts[0]
+        else:
+            rows = np.concatenate(parts) if parts else np.zeros((0, 6), dtype=np.int64)
         lengths = np.array(self._lengths, dtype=np.int64)
         if len(rows) and (np.diff(rows[:, 0]) < 0).any():
             rows = rows[np.argsort(rows[:, 0], kind="stable")]
-        used = np.zeros(len(lengths), dtype=bool)
-        if len(rows):
-            used[rows[:, 0]] = True
+        used = np.bincount(rows[:, 0], minlength=len(lengths)) > 0
         # drop idle rounds and renumber (an idle round only wastes time)
         if not used.all():
             new_index = np.cumsum(used) - 1
