@@ -5,14 +5,28 @@ Faces: :mod:`.model` (instance + validation incl. conditions (2)-(3)), :mod:`.io
 (JSON / CSV / networkx), :mod:`.algorithm` (Algorithms 1-4), :mod:`.verify` (an
 independent checker and lower bound), :mod:`.generators`, :mod:`.gantt`, :mod:`.sweep`
 and :mod:`.cli` (``stealsearch twolevel``).
-"""
-from .model import (CycleError, SmallDelayError, TwoLevelInputError, TwoLevelInstance,
-                    check_small_delays)
-from .algorithm import (TwoLevelSchedule, build_schedule, critical_sequence_graph,
-                        critical_sequences, earliest_start_dates, sequence_components,
-                        two_level_opt)
 
-__all__ = ["CycleError", "SmallDelayError", "TwoLevelInputError", "TwoLevelInstance",
-           "check_small_delays", "TwoLevelSchedule", "build_schedule",
-           "critical_sequence_graph", "critical_sequences", "earliest_start_dates",
-           "sequence_components", "two_level_opt"]
+The names below are imported lazily, so that ``stealsearch`` (which imports
+``problems.twolevel.cli`` for every command) does not load numba unless needed.
+"""
+from importlib import import_module
+
+_EXPORTS = {
+    "CycleError": "model", "SmallDelayError": "model", "TwoLevelInputError": "model",
+    "TwoLevelInstance": "model", "check_small_delays": "model",
+    "TwoLevelSchedule": "algorithm", "build_schedule": "algorithm",
+    "critical_sequence_graph": "algorithm", "critical_sequences": "algorithm",
+    "earliest_start_dates": "algorithm", "sequence_components": "algorithm",
+    "two_level_opt": "algorithm",
+    "verify_schedule": "verify", "VerificationReport": "verify",
+    "random_instance": "generators", "table1_instance": "generators",
+    "read_instance": "io", "from_networkx": "io",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
