@@ -115,3 +115,18 @@ def test_verifier_rejects_bad_schedules():
         verify_schedule(x, [[0, 3], [1, 3], [2]])
     with pytest.raises(SolutionError, match="not liquid|duration"):
         verify_schedule(x, [[0, 3], [1], [2]], require_liquid=True)
+
+
+def test_example_files_match_the_built_ins():
+    from pathlib import Path
+
+    import problems.liquid as pkg
+
+    ex = Path(pkg.__file__).parent / "examples"
+    x = load_traffic(ex / "fig1.yaml")
+    assert [t.links for t in x.transfers] == [t.links for t in fig1_traffic().transfers]
+    assert len(round_robin_schedule(x)) == 7
+    t = load_topology(str(ex / "t1_table.yaml"))
+    assert t.routes == swiss_t1().routes
+    ring = load_traffic(ex / "ring4_alltoall.yaml")
+    assert ring.size == 64 and ring.duration() == 12
