@@ -1,9 +1,11 @@
 """The Swiss-T1 study: the 363 classes, vectorised durations, one small sweep (sequential)."""
+import json
+
 import numpy as np
 
 from problems.liquid import swiss_t1
 from problems.liquid.study import (all_allocations, equivalence_classes, evaluate_allocation,
-                                   nodes_and_durations, run_study)
+                                   nodes_and_durations)
 
 
 def test_363_classes_of_equal_nodes_and_duration():
@@ -28,9 +30,13 @@ def test_vectorised_durations_match_the_traffic_model():
         assert x.size == nn * nn and x.duration() == ll
 
 
-def test_small_study_writes_plots(tmp_path):
-    res = run_study(None, limit=3, out=tmp_path)
+def test_small_study_through_the_cli_writes_plots(tmp_path, capsys):
+    from engine.cli import main
+
+    assert main(["liquid", "t1-study", "--sequential", "--limit", "3", "--out", str(tmp_path), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
     rows = res["rows"]
+    assert res["summary"]["classes"] == 363
     assert len(rows) == 3 and all(r["status"] == "liquid" for r in rows)
     for r in rows:
         assert r["length"] == r["duration"]
@@ -38,6 +44,7 @@ def test_small_study_writes_plots(tmp_path):
     assert (tmp_path / "liquid_fig5_throughput_vs_nodes.png").stat().st_size > 1000
     assert (tmp_path / "liquid_fig6_liquid_vs_round_robin.png").stat().st_size > 1000
     assert (tmp_path / "t1_study.csv").read_text().count("\n") == 4
+    assert main(["liquid", "t1-study", "--sequential", "--limit", "0"]) == 2
 
 
 def test_evaluate_allocation_figures():
