@@ -303,9 +303,13 @@ def plot_study(rows: list[dict], out: str | Path) -> list[Path]:
     ax.plot(xs, liquid, color="0.6", lw=2, label="liquid throughput (theory)")
     ax.plot(xs, sched, "k.", ms=3, label="liquid schedule found (model)")
     ax.plot(xs, rr, color="tab:red", lw=1, label="round robin (model)")
-    ticks = [i for i in range(len(rows)) if i == 0 or n[i] != n[i - 1]]
-    ax.set_xticks(ticks[::2])
-    ax.set_xticklabels([str(n[i]) for i in ticks[::2]], fontsize=7)
+    starts = [i for i in range(len(rows)) if i == 0 or n[i] != n[i - 1]]
+    ticks: list[int] = []
+    for i in starts:  # label a node count where it starts, if not crowding the last label
+        if not ticks or i - ticks[-1] >= max(1, len(rows) // 40):
+            ticks.append(i)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(n[i]) for i in ticks], fontsize=7)
     ax.set_xlabel("sub-topologies, sorted by number of nodes then liquid throughput")
     ax.set_ylabel("aggregate throughput (MB/s)")
     ax.set_title("Liquid vs round robin over the sub-topologies (cf. Figs. 6 and 9)")

@@ -432,6 +432,8 @@ def traffic_from_mapping(data: dict, where: str = "traffic", base: Path | None =
                 labels.append(None)
             else:
                 raise LiquidInputError(f"{where}: transfer {i} must be a list of links, got {it!r}")
+        if "links" in data and not isinstance(data["links"], list):
+            raise LiquidInputError(f"{where}: 'links' must be a list of link names")
         x = Traffic.from_link_sets(link_sets, links=data.get("links"), labels=labels,
                                    link_throughput=data.get("link_throughput", 1.0),
                                    name=str(data.get("name", Path(where).stem)), where=where)
