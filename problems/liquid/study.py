@@ -203,6 +203,25 @@ def evaluate_allocation(allocation, node_limit: int = NODE_LIMIT, colour: bool =
             "build_seconds": build, "wall_seconds": time.perf_counter() - t0}
 
 
+def evaluate_allocations(allocations, client=None, *, node_limit: int = NODE_LIMIT,
+                         colour: bool = False) -> list[dict]:
+    """:func:`evaluate_allocation` over many allocations: one Dask task each with a
+    ``client``, in this process without."""
+    items = [[int(v) for v in a] for a in allocations]
+    if client is None:
+        return [evaluate_allocation(a, node_limit, colour) for a in items]
+    futures = client.map(evaluate_allocation, items, node_limit=node_limit, colour=colour, pure=False)
+    return client.gather(futures)
+
+
+def sample_allocations(k: int, seed: int = 0) -> np.ndarray:
+    """``k`` distinct non-empty allocations drawn uniformly (seeded) from the 5^8."""
+    allocs = all_allocations()
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(np.arange(1, len(allocs)), size=k, replace=False)  # row 0 is empty
+    return allocs[np.sort(pick)]
+
+
 def run_study(client=None, *, node_limit: int = NODE_LIMIT, every: bool = False,
               limit: int | None = None, out: str | Path | None = None, colour: bool = False) -> dict:
     """The whole study: classes, one task per representative (``every``: per allocation),
@@ -217,12 +236,7 @@ def run_study(client=None, *, node_limit: int = NODE_LIMIT, every: bool = False,
         items = [c["representative"] for c in searched]
     if limit is not None:
         items = items[:limit]
-    if client is None:
-        rows = [evaluate_allocation(a, node_limit, colour) for a in items]
-    else:
-        futures = client.map(evaluate_allocation, items, node_limit=node_limit, colour=colour,
-                             pure=False)
-        rows = client.gather(futures)
+    rows = evaluate_allocations(items, client, node_limit=node_limit, colour=colour)
     by_alloc = {tuple(c["representative"]): c for c in classes}
     for r in rows:
         c = by_alloc.get(tuple(r["allocation"]))
