@@ -25,8 +25,9 @@ The liquid-schedule tree (decide mode), one row per node, every row self-contain
   - *Skeleton*: while a bottleneck of R is not used by A, take the uncovered bottleneck
     with the fewest candidates (none → dead end: no team, Theorem 2; ties go to the link
     listed last, i.e. to the inter-switch cables of a topology traffic) and branch on
-    one candidate t: "t in the skeleton" / "t not in it".  A skeleton = the team's
-    transfers that use bottlenecks, so each skeleton is generated once.
+    one candidate t: "t in the skeleton" / "t not in it" (only the first when t is the
+    bottleneck's last candidate: the second would be a dead end).  A skeleton = the
+    team's transfers that use bottlenecks, so each skeleton is generated once.
   - *Value ordering* (not in the paper, it only changes which schedule is met first):
     the candidate tried first is the one whose links carry the largest sum of squared
     loads in R (links nearly as loaded as the bottlenecks become bottlenecks of the

@@ -10,7 +10,9 @@
   congestion graph (Annex), Λ as the lower bound, used when no liquid schedule exists.
 * :func:`schedule_traffic`: decide first, colour if no liquid schedule, and report.
 
-See :mod:`problems.liquid.kernels` for the row layouts.
+See :mod:`problems.liquid.kernels` for the row layouts and for what the kernels add to
+the paper's tree while keeping it exact (an anchor transfer per step, no dead "without"
+branch for a bottleneck's last candidate, value ordering by link loads).
 
 >>> from problems.liquid.topology import fig1_traffic
 >>> r = schedule_traffic(fig1_traffic(), backend="sequential")
