@@ -31,6 +31,8 @@ def test_twolevel_table1_dates_sequences_components():
                     [15, 16]]
     comps = sequence_components(inst, b, forest)
     assert comps.tolist() == [0, 0, 0, 1, 1, 1]
+    gsc = critical_sequence_graph(inst, b, forest)            # Fig. 3, right
+    assert sorted(tuple(sorted(e)) for e in gsc.edges) == [(0, 1), (0, 2), (3, 4), (3, 5)]
     sched = build_schedule(inst, b, forest, comps)
     assert sched.processors_per_cluster().tolist() == [3, 3]       # Fig. 4
     copies = np.bincount(sched.copy_task, minlength=inst.n)
