@@ -170,6 +170,23 @@ def main(argv=None) -> int:
     add(f"- nodes per class: median {int(np.median([r['search_nodes'] for r in rows])):,}, max "
         f"{max(r['search_nodes'] for r in rows):,}")
     add("")
+    # the same searches in this process, one core, nothing else of ours running: median of 3
+    t1 = swiss_t1()
+    one_core = []
+    for r in rows:
+        y = t1.all_to_all(r["allocation"])
+        secs = []
+        for _ in range(3):
+            res = solve(LiquidScheduleProblem(y), backend="sequential")
+            secs.append(res.search_seconds)
+        one_core.append(statistics.median(secs))
+    one_core = np.array(one_core)
+    worst = rows[int(one_core.argmax())]
+    add(f"- the same 362 searches again in one process (sequential engine, one core, median of 3 "
+        f"per class): median **{np.median(one_core):.5f} s**, 97th percentile "
+        f"**{np.percentile(one_core, 97):.4f} s**, max **{one_core.max():.4f} s** "
+        f"({' '.join(map(str, worst['allocation']))}); **{int((one_core < 0.1).sum())} / {len(rows)}** "
+        f"under 0.1 s; total {one_core.sum():.2f} s")
     ss = summarise(sample)
     add(f"- beyond the class representatives: {len(sample):,} allocations drawn uniformly (seed 0) from "
         f"the 5^8, as Dask tasks on the same 2 workers in {sample_wall:.1f} s (one run): liquid schedule found for "
