@@ -1,6 +1,6 @@
 """Benchmark of seed 002 (commclust): clustering + G_c of every partition, N up to 8192.
 
-Run: ``cd /work/main && .venv/bin/python -m benchmarks.bench_commclust [--quick]``.
+Run: ``.venv/bin/python -m benchmarks.bench_commclust [--quick]``.
 Writes ``benchmarks/results/commclust.md`` and PNGs ``benchmarks/results/commclust_*.png``.
 
 Measured: wall time of :func:`problems.commclust.cluster_table` + :func:`quality_curve`

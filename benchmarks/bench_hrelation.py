@@ -1,6 +1,6 @@
 """Benchmark of problems.hrelation (seed 001, Sanders & Solis-Oba, "How helpers hasten h-relations").
 
-Run: ``cd /work/main && .venv/bin/python -m benchmarks.bench_hrelation [--quick]``
+Run: ``.venv/bin/python -m benchmarks.bench_hrelation [--quick]``
 
 Writes ``benchmarks/results/hrelation.md`` and ``benchmarks/results/hrelation_sweep.png``:
 

@@ -1,7 +1,7 @@
 """Benchmark of seed 000 (liquid schedules): Fig. 1, the Swiss-T1 32-node traffic, team
 counts, and the whole Swiss-T1 study (363 classes) on a LocalCluster of 2 workers.
 
-Run: ``cd /work/main && .venv/bin/python -m benchmarks.bench_liquid [--quick] [--runs R]``.
+Run: ``.venv/bin/python -m benchmarks.bench_liquid [--quick] [--runs R]``.
 Writes ``benchmarks/results/liquid.md``, ``benchmarks/results/liquid_t1_study.csv`` and the
 plots ``benchmarks/results/liquid_fig5_throughput_vs_nodes.png`` and
 ``benchmarks/results/liquid_fig6_liquid_vs_round_robin.png``.

@@ -58,10 +58,9 @@ a bottleneck form a clique).
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
+from engine.bitset import ctz, popcount
 from engine.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS, N_ENGINE_COUNTERS
 
 # params layout
@@ -86,47 +85,6 @@ N_PARAMS = 16
 # extra counter slots (after the engine's)
 C_STEPS = N_ENGINE_COUNTERS + 0      # full teams taken as steps (schedule nodes created)
 C_DEAD = N_ENGINE_COUNTERS + 1       # dead ends: an uncoverable bottleneck (no team)
-
-
-@intrinsic
-def _ctpop64(typingctx, x):
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        (val,) = args
-        val = context.cast(builder, val, x, types.int64)
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
-        return builder.call(fn, [val])
-
-    return sig, codegen
-
-
-@intrinsic
-def _cttz64(typingctx, x):
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        (val,) = args
-        val = context.cast(builder, val, x, types.int64)
-        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
-        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64)], fnty)
-        return builder.call(fn, [val, ir.Constant(ir.IntType(1), 0)])
-
-    return sig, codegen
-
-
-@njit(inline="always", nogil=True, cache=True)
-def popcount(x):
-    return _ctpop64(x)
-
-
-@njit(inline="always", nogil=True, cache=True)
-def ctz(x):
-    return _cttz64(x)
 
 
 @njit(inline="always", nogil=True, cache=True)

@@ -22,7 +22,7 @@ def gantt_chart(schedule, path, max_rows: int = 80, max_arrows: int = 600,
 
         >>> from problems.twolevel.generators import table1_instance
         >>> from problems.twolevel.algorithm import two_level_opt
-        >>> gantt_chart(two_level_opt(table1_instance()), "/tmp/fig4.png")  # doctest: +SKIP
+        >>> gantt_chart(two_level_opt(table1_instance()), "fig4.png")  # doctest: +SKIP
     """
     import matplotlib
     matplotlib.use("Agg")
