@@ -16,7 +16,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 import tracemalloc
@@ -24,30 +23,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from .common import cpu_model as _cpu_model, commit as _commit
 from problems.commclust import (cg_like, cluster_table, ep_like, is_like, paper_table1,
                                 quality_curve, random_table)
 from problems.commclust.render import plot_dendrogram
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=os.path.dirname(__file__) or ".").stdout.strip()
-    except OSError:
-        return "unknown"
 
 
 def time_pipeline(table, runs: int, seed: int = 0):

@@ -17,39 +17,20 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 
+from .common import cpu_model as _cpu_model, commit as _commit
 from engine.cluster import dask_client
 from engine.solve import solve
 from problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, round_robin_schedule,
-                             schedule_traffic, swiss_t1)
+                             swiss_t1)
 from problems.liquid.study import (equivalence_counts, evaluate_allocations, plot_study, run_study,
                                    sample_allocations, summarise, warm_kernels)
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except OSError:
-        return "unknown"
 
 
 def time_decide(x, runs: int, **kw) -> tuple[float, int, str]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .common import commit as _commit
 from problems.twolevel.algorithm import (critical_sequence_graph, critical_sequences,
                                          earliest_start_dates, sequence_components,
                                          two_level_opt)
@@ -42,14 +42,6 @@ def _machine() -> str:
         pass
     import os
     return f"{platform.machine()}, {cpu}, {os.cpu_count()} cores"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=Path(__file__).resolve().parent).stdout.strip()
-    except OSError:
-        return "unknown"
 
 
 def _slope(ns, ts) -> float:

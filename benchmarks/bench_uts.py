@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 from engine import StealPolicy, solve
 from engine.cluster import dask_client

@@ -106,7 +106,7 @@ class SearchResult:
                  + (f" [{self.stop_reason}]" if self.stop_reason and self.status == INTERRUPTED else "")]
         if self.objective is not None:
             lines.append(f"  objective      {self.objective}"
-                         + (f"   (verified)" if self.verified else ""))
+                         + ("   (verified)" if self.verified else ""))
         if self.bound is not None:
             lines.append(f"  proven bound   {self.bound}")
         if self.count is not None:

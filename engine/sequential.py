@@ -11,7 +11,7 @@ import numpy as np
 
 from .outcome import build_result
 from .policy import StealPolicy
-from .problem import EMPTY, IMPROVED, Mode, Problem
+from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
 from .stack import BudgetTuner, LocalStack
