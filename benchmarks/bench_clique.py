@@ -15,7 +15,7 @@ Sections (all on G(n, p) drawn as problems.clique.generate.gnp, seed 1):
 4. DIMACS instances from shared/data/dimacs with time, nodes and ω.
 
 Times: wall seconds of the search (``search_seconds``; start-up excluded) and, for
-sequential runs, the CPU seconds of this process (``time.process_time``), which is
+sequential runs, the CPU seconds of the searching thread (``time.thread_time``), which is
 what the search itself consumed even when the machine is shared.
 
     python -m benchmarks.bench_clique                 # everything (~30-40 min)
@@ -57,11 +57,11 @@ def run(graph, bound="colour", backend="sequential", client=None, workers=None,
     recs = []
     for _ in range(runs):
         problem = CliqueProblem(graph, bound=bound)
-        c0 = time.process_time()
+        c0 = time.thread_time()
         la = load()
         r = solve(problem, backend=backend, client=client, workers=workers,
                   time_limit=time_limit, policy=policy)
-        cpu = time.process_time() - c0
+        cpu = time.thread_time() - c0
         recs.append({"status": r.status, "omega": r.objective, "bound_proven": r.bound,
                      "nodes": r.nodes, "search": r.search_seconds, "wall": r.wall_seconds,
                      "cpu": cpu if backend == "sequential" else None,
@@ -83,9 +83,10 @@ def cell(rec) -> str:
     if rec is None:
         return "—"
     t = f"{rec['search']:.2f}"
-    if rec["status"] == "interrupted":
-        return f"> {t} s, {rec['nodes']:,} nodes (ω ≥ {rec['omega']}, ≤ {rec['bound_proven']})"
     cpu = f" / {rec['cpu']:.2f} cpu" if rec.get("cpu") is not None else ""
+    if rec["status"] == "interrupted":
+        return (f"> {t} s{cpu}, {rec['nodes']:,} nodes (ω ≥ {rec['omega']}, "
+                f"≤ {rec['bound_proven']})")
     return f"{t} s{cpu}, {rec['nodes']:,} nodes"
 
 
@@ -96,7 +97,51 @@ def main(argv=None):
     ap.add_argument("--seed-limit", type=float, default=20.0, help="time limit of seed-bound runs (s)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions of runs under 10 s")
     ap.add_argument("--out", default=str(OUT / "clique.md"))
+    ap.add_argument("--replot", action="store_true",
+                    help="rewrite the markdown and plot from clique_raw.json without running")
+    ap.add_argument("--balance", nargs=2, metavar=("N", "P"), default=None,
+                    help="rerun only the Tables 4.4-4.5 section on G(N, P)")
+    ap.add_argument("--only", default=None, choices=("colour/seq", "colour/dask1", "colour/dask2"),
+                    help="with --long: rerun just this cell of both graphs, finished or not")
+    ap.add_argument("--long", action="store_true",
+                    help="rerun the colour cells of G(1000,.5) and G(2000,.35) that a limit stopped "
+                         "with --limit, replacing them in clique_raw.json")
     args = ap.parse_args(argv)
+    raw_file = Path(args.out).with_name("clique_raw.json")
+    if args.replot:
+        write_markdown(json.loads(raw_file.read_text()), args)
+        return
+    if args.balance:
+        raw = json.loads(raw_file.read_text())
+        n, p = int(args.balance[0]), float(args.balance[1])
+        raw["balance"] = run_balance(gnp(n, p, seed=1), args.limit)
+        raw["balance_graph"] = f"G({n}, {p:g})"
+        raw_file.write_text(json.dumps(raw, indent=1, default=str))
+        write_markdown(raw, args)
+        return
+    if args.long:
+        raw = json.loads(raw_file.read_text())
+        raw.setdefault("long", [])
+        solve(CliqueProblem(gnp(40, 0.5, 1)), backend="sequential")
+        with dask_client(workers=2) as client:
+            solve(CliqueProblem(gnp(40, 0.5, 1)), backend="dask", client=client)
+            for n, p in ((1000, 0.5), (2000, 0.35)):
+                g = gnp(n, p, seed=1)
+                row = raw["table"].setdefault(f"{n},{p:.2f}", {})
+                for label, kw in (("colour/seq", {}),
+                                  ("colour/dask1", {"backend": "dask", "client": client, "workers": 1}),
+                                  ("colour/dask2", {"backend": "dask", "client": client, "workers": 2})):
+                    if args.only and label != args.only:
+                        continue
+                    if not args.only and label in row and row[label]["status"] == "optimal":
+                        continue          # only the cells the first pass's limit stopped
+                    rec = run(g, time_limit=args.limit, **kw)
+                    row[label] = rec
+                    raw["long"].append(f"{n},{p:.2f} {label}")
+                    print(n, p, label, cell(rec), flush=True)
+                    raw_file.write_text(json.dumps(raw, indent=1, default=str))
+                    write_markdown(raw, args)
+        return
     sizes = [250, 500] if args.quick else [250, 500, 1000, 2000]
     if args.quick:
         args.limit, args.seed_limit = min(args.limit, 20.0), min(args.seed_limit, 5.0)
@@ -157,14 +202,8 @@ def main(argv=None):
             print("G(2000,.5) dask2", cell(rec), flush=True)
             save()
     # -- 2. Tables 4.4-4.5: balance with and without stealing -----------------------------------
-    g = gnp(500, 0.35, seed=1)
-    with dask_client(workers=4) as client:
-        for w in (2, 4):
-            for stealing in (True, False):
-                rec = run(g, bound="greedy", backend="dask", client=client, workers=w,
-                          policy=StealPolicy(stealing=stealing), time_limit=args.limit)
-                raw["balance"].append({"workers": w, "stealing": stealing, **rec})
-                print("balance", w, stealing, rec["nodes"], rec["per_worker"], flush=True)
+    raw["balance"] = run_balance(gnp(500, 0.35, seed=1), args.limit)
+    raw["balance_graph"] = "G(500, 0.35)"
     save()
     # -- 4. DIMACS -----------------------------------------------------------------------------
     if DIMACS.is_dir():
@@ -178,11 +217,34 @@ def main(argv=None):
     save()
 
 
+def run_balance(g, limit) -> list:
+    """Seed Tables 4.4-4.5: greedy bound, 2 and 4 workers, with and without stealing."""
+    out = []
+    seq = run(g, bound="greedy", time_limit=limit)
+    out.append({"workers": 0, "stealing": False, **seq})
+    with dask_client(workers=4) as client:
+        solve(CliqueProblem(gnp(40, 0.5, 1), bound="greedy"), backend="dask", client=client)
+        for w in (2, 4):
+            for stealing in (True, False):
+                rec = run(g, bound="greedy", backend="dask", client=client, workers=w,
+                          policy=StealPolicy(stealing=stealing), time_limit=limit)
+                out.append({"workers": w, "stealing": stealing, **rec})
+                print("balance", w, stealing, rec["nodes"], rec["per_worker"], flush=True)
+    return out
+
+
+def rate_ratio(seq, par) -> str:
+    """Throughput ratio (nodes per search second), meaningful for runs a limit stopped."""
+    if not seq or not par or not seq["search"] or not par["search"]:
+        return "—"
+    return "%.2f×" % ((par["nodes"] / par["search"]) / (seq["nodes"] / seq["search"]))
+
+
 def write_markdown(raw, args) -> None:
     L = [raw["header"], ""]
     L += ["Graphs: G(n, p) as `problems.clique.generate.gnp(n, p, seed=1)` (numpy default_rng, one draw "
           "per pair i < j in row-major order).  Times are the search's wall seconds (start-up "
-          "excluded); sequential cells add the CPU seconds of the process (`/ x cpu`).  The machine "
+          "excluded); sequential cells add the CPU seconds of the searching thread (`/ x cpu`).  The machine "
           "is a 2-core VM shared with other jobs (load average per run in clique_raw.json), so wall "
           "times are inflated, and Dask 2-worker speed-ups depend on the other jobs' load.  "
           f"Time limits: colour {args.limit:.0f} s, seed bounds {args.seed_limit:.0f} s "
@@ -194,6 +256,8 @@ def write_markdown(raw, args) -> None:
     L += ["| n | p | ω | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 3)]
     for key, row in raw["table"].items():
         n, p = key.split(",")
+        if key == "2000,0.50" and raw.get("far"):
+            row = dict(row, **{"colour/dask2": raw["far"]})
         omegas = [r["omega"] for r in row.values() if r["status"] == "optimal"]
         L.append(f"| {n} | {p} | {omegas[0] if omegas else '?'} | "
                  + " | ".join(cell(row.get(c)) for c in cols) + " |")
@@ -203,25 +267,31 @@ def write_markdown(raw, args) -> None:
     # -- native comparison
     L += ["### Against native solvers (sequential `colour`)", "",
           "| graph | native (issue) | colour seq wall | colour seq CPU | nodes | CPU / native max | "
-          "dask 2 wall | speed-up 2w/seq | work inflation |", "|---|---|---|---|---|---|---|---|---|"]
+          "dask 2 wall | speed-up 2w/seq | work inflation | nodes/s 2w/seq |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for (n, p), text in NATIVE.items():
         row = raw["table"].get(f"{n},{p:.2f}", {})
         s, d2 = row.get("colour/seq"), row.get("colour/dask2")
         if s is None:
             continue
-        ratio = (s["cpu"] / NATIVE_HI[(n, p)]) if s.get("cpu") else float("nan")
+        ratio = (s["cpu"] / NATIVE_HI[(n, p)]) if s.get("cpu") and s["status"] == "optimal" else float("nan")
         sp = (s["search"] / d2["search"]) if d2 and d2["status"] == "optimal" and s["status"] == "optimal" else None
         infl = (d2["nodes"] / s["nodes"]) if d2 and s["nodes"] else None
         L.append(f"| G({n},{p}) | {text} | {s['search']:.2f} s{' (limit)' if s['status']=='interrupted' else ''} | "
                  f"{s['cpu']:.2f} s | {s['nodes']:,} | {ratio:.2f} | "
-                 f"{cell(d2) if d2 else '—'} | {'%.2f×' % sp if sp else '—'} | {'%.3f' % infl if infl else '—'} |")
+                 f"{cell(d2) if d2 else '—'} | {'%.2f×' % sp if sp else '—'} | "
+                 f"{'%.3f' % infl if infl and sp else '—'} | {rate_ratio(s, d2)} |")
+    for note in raw.get("notes", []):
+        L += ["", note]
     far = raw.get("far")
     if far:
         L += ["", f"G(2000, .5) on Dask, 2 workers, {far['search']:.0f} s limit: status {far['status']}, "
               f"{far['nodes']:,} nodes, incumbent ω ≥ {far['omega']}, proven bound ≤ {far['bound_proven']}."]
     # -- balance
     if raw["balance"]:
-        L += ["", "### Seed Tables 4.4-4.5 analogue: G(500, .35), greedy bound, per-worker nodes", "",
+        L += ["", f"### Seed Tables 4.4-4.5 analogue: {raw.get('balance_graph', 'G(500, 0.35)')}, "
+              "greedy bound, per-worker nodes", "",
+              "Workers 0 = the sequential backend.  4 workers share the 2 cores.", "",
               "| workers | stealing | total nodes | per-worker nodes | std dev | time (s) | steals |",
               "|---|---|---|---|---|---|---|"]
         for b in raw["balance"]:
@@ -236,7 +306,40 @@ def write_markdown(raw, args) -> None:
         for d in raw["dimacs"]:
             L.append(f"| {d['instance']} | {d['n']} | {d['m']:,} | {d['omega_known']} | {d['omega']} | "
                      f"{d['search']:.3f} | {d['cpu']:.3f} | {d['nodes']:,} |")
+    png = plot_nodes(raw, Path(args.out).with_name("clique_nodes.png"))
+    if png:
+        L += ["", f"![nodes per bound]({png.name})"]
     write_section(args.out, "Maximum clique (seed 003)", L)
+
+
+def plot_nodes(raw, path: Path):
+    """Nodes expanded vs n per bound and density (log scale), completed runs only."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=80)
+    styles = {"colour/seq": "-", "greedy/seq": "--", "sampling/seq": ":", "size/seq": "-."}
+    colours = {"0.20": "tab:blue", "0.35": "tab:orange", "0.50": "tab:green"}
+    for cfg, ls in styles.items():
+        for p, c in colours.items():
+            pts = sorted((int(k.split(",")[0]), row[cfg]["nodes"]) for k, row in raw["table"].items()
+                         if k.endswith(p) and cfg in row and row[cfg]["status"] == "optimal")
+            if pts:
+                ax.plot(*zip(*pts), ls, color=c, marker="o", ms=3,
+                        label=f"{cfg.split('/')[0]} p={p}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel("nodes expanded (sequential)")
+    ax.set_title("G(n, p), seed 1: search-tree size per bound")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
 
 if __name__ == "__main__":

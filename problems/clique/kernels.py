@@ -30,7 +30,10 @@ Kernels
                     renumbered once in a degeneracy order; at every node a bitset
                     greedy colouring of C in that order; only vertices whose colour k
                     satisfies ℓ + k > incumbent become children, taken in decreasing
-                    colour order; child bound = ℓ + k (prune by colour class).
+                    colour order; child bound = ℓ + k (prune by colour class).  Not
+                    included: MCS's Re-NUMBER and BBMC's infra-chromatic recolouring;
+                    the node counts match MCS-style native solvers without them
+                    (G(1000,.5): 79.2 M nodes here, 78.7 M native).
 ``count_all_kernel``       every clique (the empty one too) once, natural order.
 ``count_maximal_kernel``   maximal cliques, Bron-Kerbosch with Tomita's pivot.
 

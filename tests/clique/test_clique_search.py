@@ -71,6 +71,9 @@ def test_count_all_cliques_equals_networkx():
         r = solve(CliqueProblem(g, mode="count"), backend="sequential")
         assert r.status == "exhausted"
         assert r.count == 1 + sum(1 for _ in nx.enumerate_all_cliques(G))
+    g = gnp(100, 0.15, seed=21)   # two words
+    r = solve(CliqueProblem(g, mode="count"), backend="sequential")
+    assert r.count == 1 + sum(1 for _ in nx.enumerate_all_cliques(g.to_networkx()))
 
 
 def test_count_maximal_cliques_equals_networkx():
