@@ -24,7 +24,7 @@ from math import comb
 
 import numpy as np
 
-from .graph import CliqueInputError, Graph
+from .graph import CliqueInputError, Graph, pack_rows, words_for
 
 
 def gnp(n: int, p: float, seed: int = 1) -> Graph:
@@ -159,18 +159,17 @@ def factor_graph(graph: Graph, k: int) -> tuple[Graph, list]:
         for e in edges:
             i = edge_index[e]
             masks[f, i // 64] |= np.uint64(1) << np.uint64(i % 64)
-    pairs = []
-    for start in range(0, len(factors), 512):
-        block = masks[start:start + 512]
-        disjoint = ~((block[:, None, :] & masks[None, :, :]) != 0).any(axis=2)
-        u, v = np.nonzero(disjoint)
-        u = u + start
-        keep = u < v
-        pairs.append(np.stack([u[keep], v[keep]], 1))
-    edges = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
+    F = len(factors)
+    rows = np.zeros((F, words_for(F)), dtype=np.uint64)
+    for start in range(0, F, 256):     # adjacency rows straight from the disjointness test
+        block = masks[start:start + 256]
+        disjoint = np.ones((len(block), F), dtype=bool)
+        for w in range(words):
+            disjoint &= (block[:, w, None] & masks[None, :, w]) == 0
+        disjoint[np.arange(len(block)), np.arange(start, start + len(block))] = False
+        rows[start:start + len(block)] = pack_rows(disjoint)
     labels = [tuple((graph.label(a), graph.label(b)) for a, b in f) for f in factors]
-    fg = Graph.from_edges(len(factors), edges, labels=labels,
-                          name=f"{k}-factor graph of {graph.name}")
+    fg = Graph(rows, labels=labels, name=f"{k}-factor graph of {graph.name}")
     return fg, factors
 
 

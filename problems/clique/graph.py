@@ -133,9 +133,12 @@ class Graph:
         """``(m, 2)`` int64 array of edges ``u < v``, sorted."""
         if self.n == 0:
             return np.zeros((0, 2), dtype=np.int64)
-        bits = np.unpackbits(self.rows.view(np.uint8), axis=1, bitorder="little")[:, :self.n]
-        u, v = np.nonzero(np.triu(bits, 1))
-        return np.stack([u, v], axis=1).astype(np.int64)
+        parts = []
+        for start in range(0, self.n, _CHUNK):     # row blocks: memory O(chunk * n)
+            bits = unpack_rows(self.rows[start:start + _CHUNK], self.n)
+            u, v = np.nonzero(np.triu(bits, 1 + start))
+            parts.append(np.stack([u + start, v], axis=1).astype(np.int64))
+        return np.concatenate(parts)
 
     def density(self) -> float:
         return 0.0 if self.n < 2 else 2 * self.m / (self.n * (self.n - 1))
@@ -175,10 +178,11 @@ class Graph:
     def permuted(self, order: np.ndarray) -> np.ndarray:
         """Adjacency rows with vertex ``order[i]`` renamed ``i`` (uint64 rows)."""
         order = np.asarray(order, dtype=np.int64)
-        inverse = np.empty(self.n, dtype=np.int64)
-        inverse[order] = np.arange(self.n)
-        e = self.edges()
-        return Graph.from_edges(self.n, inverse[e] if len(e) else e).rows
+        out = np.zeros_like(self.rows)
+        for start in range(0, self.n, _CHUNK):
+            bits = unpack_rows(self.rows[order[start:start + _CHUNK]], self.n)[:, order]
+            out[start:start + len(bits)] = pack_rows(bits)
+        return out
 
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, n={self.n}, m={self.m})"
@@ -187,6 +191,24 @@ class Graph:
         return isinstance(other, Graph) and self.n == other.n and np.array_equal(self.rows, other.rows)
 
     __hash__ = None
+
+
+_CHUNK = 2048
+
+
+def unpack_rows(rows: np.ndarray, n: int) -> np.ndarray:
+    """Bitset rows -> ``uint8[len(rows), n]`` 0/1 matrix."""
+    rows = np.ascontiguousarray(rows, dtype=np.uint64)
+    return np.unpackbits(rows.view(np.uint8), axis=1, bitorder="little")[:, :n]
+
+
+def pack_rows(bits: np.ndarray) -> np.ndarray:
+    """``[r, n]`` 0/1 matrix -> uint64 bitset rows of ``words_for(n)`` words."""
+    r, n = bits.shape
+    W = words_for(n)
+    padded = np.zeros((r, W * 64), dtype=np.uint8)
+    padded[:, :n] = bits
+    return np.ascontiguousarray(np.packbits(padded, axis=1, bitorder="little")).view(np.uint64)
 
 
 def bitset_to_indices(words: np.ndarray, n: int) -> np.ndarray:

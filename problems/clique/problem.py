@@ -36,7 +36,7 @@ from engine.problem import Mode, Problem
 
 from . import kernels
 from .graph import CliqueInputError, Graph, bitset_to_indices, words_for
-from .verify import adjacency_sets, check_clique
+from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")
 BOUNDS = ("colour", "greedy", "sampling", "size")
@@ -86,7 +86,6 @@ class CliqueProblem(Problem):
             self.classes = kernels.greedy_colour_classes(self.adj, n)
         else:
             self.classes = np.zeros((1, W), np.int64)
-        self._nbrs = None
 
     # -- engine contract --------------------------------------------------------------
     @property
@@ -135,11 +134,9 @@ class CliqueProblem(Problem):
         return self.graph.labelled(sorted(int(v) for v in self.order[vs]))
 
     def verify(self, solution, value) -> bool:
-        if self._nbrs is None:
-            self._nbrs = adjacency_sets(self.graph)
         # a maximum clique is maximal; a decide answer need only be a clique >= k
         maximal = self.mode is Mode.OPTIMISE
-        check_clique(self.graph, solution, size=int(value), maximal=maximal, nbrs=self._nbrs)
+        check_clique(self.graph, solution, size=int(value), maximal=maximal)
         if self.mode is Mode.DECIDE and len(solution) < self.k:
             return False
         return True
@@ -149,8 +146,3 @@ class CliqueProblem(Problem):
         return {"problem": "clique", "graph": g.name, "n": g.n, "m": g.m,
                 "density": round(g.density(), 6), "clique_mode": self.clique_mode,
                 "bound": self.bound if self.mode is not Mode.ENUMERATE else None, "k": self.k}
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_nbrs"] = None
-        return state

@@ -1,6 +1,6 @@
 """An independent checker of clique answers (shares no code with the kernels).
 
-It rebuilds adjacency as Python sets from the graph's edge list and checks, with
+It reads the neighbourhoods of the answer's vertices as Python sets and checks, with
 plain set operations: the vertices are distinct vertices of the graph, pairwise
 adjacent (a clique, seed 003 §1.1), maximal ("no vertex adjacent to every vertex of
 the clique that is not already in it", §1.1) when asked, and of the claimed size.
@@ -21,19 +21,19 @@ from typing import Hashable, Sequence
 from engine.problem import SolutionError
 
 
-def adjacency_sets(graph) -> list[set[int]]:
-    """Neighbour sets of every vertex, built from the edge list."""
-    nbrs: list[set[int]] = [set() for _ in range(graph.n)]
-    for u, v in graph.edges().tolist():
-        nbrs[u].add(v)
-        nbrs[v].add(u)
-    return nbrs
+def neighbour_set(graph, v: int) -> set[int]:
+    """Neighbours of vertex ``v`` as a Python set, read from the graph's adjacency row."""
+    return set(graph.neighbours(int(v)).tolist())
 
 
 def check_clique(graph, labels: Sequence[Hashable], size: int | None = None,
-                 maximal: bool = False, nbrs: list[set[int]] | None = None) -> bool:
+                 maximal: bool = False) -> bool:
     """True if ``labels`` (the graph's own vertex labels) form a clique of G; raise
-    :class:`SolutionError` saying what is wrong otherwise."""
+    :class:`SolutionError` saying what is wrong otherwise.
+
+    Only the rows of the answer's vertices are read (plain Python sets), so checking a
+    clique of a 30,000-vertex graph costs milliseconds.
+    """
     index = {graph.label(v): v for v in range(graph.n)}
     vs = []
     for lab in labels:
@@ -44,14 +44,14 @@ def check_clique(graph, labels: Sequence[Hashable], size: int | None = None,
         raise SolutionError(f"the clique repeats a vertex: {list(labels)!r}")
     if size is not None and len(vs) != size:
         raise SolutionError(f"the clique has {len(vs)} vertices, the objective says {size}")
-    nbrs = nbrs if nbrs is not None else adjacency_sets(graph)
+    nbrs = {u: neighbour_set(graph, u) for u in vs}
     for i, u in enumerate(vs):
         for v in vs[i + 1:]:
-            if v not in nbrs[u]:
+            if v not in nbrs[u] or u not in nbrs[v]:
                 raise SolutionError(f"vertices {graph.label(u)!r} and {graph.label(v)!r} "
                                     "are not adjacent")
     if maximal:
-        common = set(range(graph.n)) if not vs else set.intersection(*(nbrs[u] for u in vs))
+        common = set(range(graph.n)) if not vs else set.intersection(*nbrs.values())
         common -= set(vs)
         if common:
             w = min(common)
