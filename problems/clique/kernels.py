@@ -475,3 +475,25 @@ def greedy_colour_classes(adj, n):
                 remaining -= 1
         k += 1
     return classes[:max(k, 1)].copy()
+
+
+@njit(nogil=True, cache=True)
+def permute_rows(adj, order):
+    """Adjacency bitsets with vertex ``order[i]`` renamed ``i``: O(n W + m)."""
+    n = adj.shape[0]
+    W = adj.shape[1]
+    inverse = np.empty(n, np.int64)
+    for i in range(n):
+        inverse[order[i]] = i
+    out = np.zeros_like(adj)
+    one = np.int64(1)
+    for i in range(n):
+        src = order[i]
+        for w in range(W):
+            q = adj[src, w]
+            while q != 0:
+                b = ctz(q)
+                q &= ~(one << b)
+                j = inverse[w * 64 + b]
+                out[i, j >> 6] |= one << (j & 63)
+    return out
