@@ -341,8 +341,9 @@ def write_markdown(raw, args) -> None:
               "1,843, 78 s.  25 threads: 383,842 / 188 / 8 s vs 327,145 / 1,604 / 37 s."]
     if raw.get("apps"):
         L += ["", "### Seed §1.2 applications: designs and factorizations as cliques (decide, sequential)", "",
-              "Build = the graph (k-subsets or k-factors and their adjacency), search = the clique "
-              "search plus the CliqueProblem set-up is in total.", "",
+              "Build = constructing the graph (k-subsets or k-factors and their adjacency); search = "
+              "the clique search; total also holds the CliqueProblem set-up (degeneracy order, "
+              "renumbering), the decoding and both verifications.", "",
               "| structure | vertices | edges | clique size k | status | valid | nodes | build (s) | search (s) | total (s) |",
               "|---|---|---|---|---|---|---|---|---|---|"]
         for a in raw["apps"]:

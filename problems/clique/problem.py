@@ -51,7 +51,11 @@ class CliqueProblem(Problem):
     def __init__(self, graph: Graph, mode: str = "max", k: int | None = None,
                  bound: str = "colour"):
         if not isinstance(graph, Graph):
-            raise CliqueInputError(f"expected a clique.Graph, got {type(graph).__name__}")
+            if hasattr(graph, "nodes") and hasattr(graph, "edges"):
+                graph = Graph.from_networkx(graph)      # networkx in, labels out
+            else:
+                raise CliqueInputError(f"expected a clique.Graph or a networkx graph, "
+                                       f"got {type(graph).__name__}")
         mode = {"optimise": "max", "maximum": "max", "enumerate": "count"}.get(mode, mode)
         if mode not in MODES:
             raise CliqueInputError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")

@@ -124,6 +124,7 @@ def test_networkx_labels_are_mapped_back():
     g = Graph.from_networkx(G)
     r = solve(CliqueProblem(g), backend="sequential")
     assert r.objective == 3 and set(r.solution) in ({"a", "b", "c"}, {"b", "c", ("t", 1)})
+    assert solve(CliqueProblem(G), backend="sequential").solution == r.solution
     back = g.to_networkx()
     assert nx.utils.graphs_equal(back, G) or set(back.edges()) == set(G.edges())
 
