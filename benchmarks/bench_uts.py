@@ -6,7 +6,7 @@ Reports medians of search time (the search proper, start-up excluded) and wall t
 nodes/s per worker, speed-ups as ratios against the sequential median of the same
 run, and per-worker node balance (std dev, as seed 003 Tables 4.4-4.5).
 
-    python -m benchmarks.bench_uts                    # T1, T3; 1 and 2 workers; 5 runs
+    python -m benchmarks.bench_uts                    # T1, T3, T1L; 1 and 2 workers
     python -m benchmarks.bench_uts --trees T1 T3 T1L --workers 1 2 4 8 16 --runs 3
 """
 from __future__ import annotations
@@ -22,6 +22,8 @@ from .common import machine_header, write_section
 
 
 def run_config(problem, runs, **kw):
+    if PRESETS[problem.label][1][0] > 50_000_000:
+        runs = ARGS.long_runs
     results = [solve(problem, **kw) for _ in range(runs)]
     expected = PRESETS[problem.label][1][0]
     for r in results:
@@ -36,11 +38,15 @@ def med(results, attr):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trees", nargs="+", default=["T1", "T3"])
+    ap.add_argument("--trees", nargs="+", default=["T1", "T3", "T1L"])
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--long-runs", type=int, default=3,
+                    help="runs for the ~10^8-node trees (T1L, T3L)")
     ap.add_argument("--out", default="benchmarks/results/uts.md")
     args = ap.parse_args(argv)
+    global ARGS
+    ARGS = args
 
     rows = []
     with dask_client(workers=max(args.workers)) as client:
@@ -59,7 +65,7 @@ def main(argv=None):
                 print(f"{tree} {label} {n}: {med(res, 'search_seconds'):.3f} s", flush=True)
 
     lines = [machine_header(), "",
-             f"Median of {args.runs} runs per line. *search* = the search proper (first worker "
+             f"Median of {args.runs} runs per line ({args.long_runs} for T1L/T3L). *search* = the search proper (first worker "
              "starts to last worker stops); *wall* adds dealing, set-up and result gathering on "
              "an already running cluster (cluster start-up, ~1-3 s, is excluded). Speed-ups are "
              "sequential median / this median, from the same run.", "",

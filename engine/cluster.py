@@ -47,10 +47,14 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     kwargs.setdefault("dashboard_address", ":0")  # a free port: never clash with another cluster
     kwargs.setdefault("host", "127.0.0.1")
     kwargs.setdefault("silence_logs", logging.ERROR)
-    # Kernels release the GIL and run in a seceded thread; keep the memory monitor
-    # from pausing workers whose stacks are large on purpose.
-    return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
-                        processes=True, **kwargs)
+    import dask
+
+    # The statistical profiler samples every worker thread's Python stack every 10 ms;
+    # it cannot see into a nogil kernel and only competes for the cores.  The config
+    # is captured by each Nanny and handed to its worker process.
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
+                            processes=True, **kwargs)
 
 
 def _cluster_from_config(path: str):

@@ -191,7 +191,7 @@ class WorkerSearch:
                     backoff = pol.idle_backoff
                     continue
                 self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 16 * pol.idle_backoff)
+                backoff = min(backoff * 2, pol.idle_backoff_max)
             now = time.time()
             if now >= next_report:
                 self._report()

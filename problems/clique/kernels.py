@@ -47,11 +47,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine.bitset import _ctpop64 as popcount
+from engine.bitset import _cttz64 as ctz
 from engine.problem import (BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS,
                             N_ENGINE_COUNTERS)
-
-from .bits import _ctpop64 as popcount
-from .bits import _cttz64 as ctz
 
 LEVEL, BOUND, X0 = 0, 1, 2
 #: problem counter slot: deepest clique level reached (reduced by "max")
