@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import platform
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
@@ -30,30 +30,16 @@ from problems.hrelation import (ALGORITHMS, all_to_all, load_lower_bound, random
                                 verify_schedule, weighted)
 from problems.hrelation.sweep import plot_sweep, run_sweep, summarise
 
+from .common import commit, cpu_model  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=Path(__file__).resolve().parent.parent).stdout.strip()
-    except OSError:
-        commit = "?"
-    try:
-        load = Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        load = "?"
-    import os
-    return (f"{platform.machine()}, {cpu}, {os.cpu_count()} cores, load average {load} at start; "
-            f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; commit {commit}")
+    load = os.getloadavg()[0]
+    return (f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} cores, load average "
+            f"{load:.2f} at start; {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; "
+            f"commit {commit()}")
 
 
 def timed(fn, runs: int):

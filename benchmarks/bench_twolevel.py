@@ -14,6 +14,7 @@ Writes ``benchmarks/results/twolevel.md`` and PNGs next to it.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import commit as _commit
+from .common import commit as _commit, cpu_model as _cpu_model
 from problems.twolevel.algorithm import (critical_sequence_graph, critical_sequences,
                                          earliest_start_dates, sequence_components,
                                          two_level_opt)
@@ -32,16 +33,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import os
-    return f"{platform.machine()}, {cpu}, {os.cpu_count()} cores"
+    return f"{platform.machine()}, {_cpu_model()}, {os.cpu_count()} cores"
 
 
 def _slope(ns, ts) -> float:
