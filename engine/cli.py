@@ -150,15 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=OneLineParser)
     sub.required = True
     for name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            # a problem package not installed in this build; every other import
-            # error is a bug and must surface
-            if exc.name and name.startswith(exc.name):
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -35,7 +35,7 @@ import uuid
 import numpy as np
 
 from .errors import InputError, SearchFailed
-from .outcome import build_result, merge_history
+from .outcome import build_result, merge_history, remaining_bound
 from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
@@ -76,7 +76,8 @@ def _pack(rows: np.ndarray) -> dict:
 
 
 def _unpack(msg: dict, width: int) -> np.ndarray:
-    return np.frombuffer(msg["rows"], dtype=np.int64).reshape(msg["n"], width).copy()
+    """A read-only view of the reply's buffer (LocalStack.push copies it into place)."""
+    return np.frombuffer(msg["rows"], dtype=np.int64).reshape(msg["n"], width)
 
 
 class WorkerSearch:
@@ -94,7 +95,6 @@ class WorkerSearch:
         self.t0 = t0
         self.stack = LocalStack(problem)
         self.stack.push(rows)
-        self.rows_dealt = len(rows)
         self.shared = SharedPortion(problem.row_width)
         self.victims = VictimOrder(policy, rank, len(peers))
         self.coordinator = Coordinator(len(peers), node_limit) if rank == 0 else None
@@ -166,9 +166,7 @@ class WorkerSearch:
                 if idle_since is not None:
                     stats.idle_seconds += time.time() - idle_since
                     idle_since = None
-                before, t_chunk = stack.nodes, time.perf_counter()
-                status, value = stack.run(tuner.budget, self.incumbent)
-                tuner.update(stack.nodes - before, time.perf_counter() - t_chunk)
+                status, value = tuner.run(stack, self.incumbent)
                 stats.chunks += 1
                 if status == IMPROVED:
                     self._improved(value)
@@ -266,9 +264,7 @@ class WorkerSearch:
         left_shared = sh.drain()
         left = np.concatenate([self.stack.live(), left_shared]) if len(left_shared) else self.stack.live()
         st.rows_left = len(left)
-        bound = None
-        if len(left) and self.problem.mode is Mode.OPTIMISE:
-            bound = int(np.max(self.problem.row_bounds(left)))
+        bound = remaining_bound(self.problem, left) if self.problem.mode is Mode.OPTIMISE else None
         out = {"stats": st, "counters": self.stack.counters.copy(), "best_value": self.best_value,
                "best_buffer": self.best_buffer, "history": self.history,
                "rows_left_shared": len(left_shared), "remaining_bound": bound,

@@ -11,6 +11,14 @@ from .problem import NODES, SOLUTIONS, N_ENGINE_COUNTERS, Mode, Problem, Solutio
 from .result import EXHAUSTED, FOUND, INTERRUPTED, NONE, OPTIMAL, SearchResult, WorkerStats
 
 
+def remaining_bound(problem: Problem, rows: np.ndarray) -> int | None:
+    """Largest objective any of ``rows`` could still reach (None if no rows): with the
+    incumbent, the proven bound of an interrupted optimisation."""
+    if len(rows) == 0:
+        return None
+    return int(np.max(problem.row_bounds(rows)))
+
+
 def merge_history(histories) -> list[tuple[float, int]]:
     """Merge per-worker incumbent histories into one strictly improving sequence."""
     events = sorted((t, v) for h in histories for t, v in h)

@@ -9,19 +9,12 @@ import time
 
 import numpy as np
 
-from .outcome import build_result
+from .outcome import build_result, remaining_bound
 from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
 from .stack import BudgetTuner, LocalStack
-
-
-def remaining_bound(problem: Problem, rows: np.ndarray) -> int | None:
-    """Largest objective any of ``rows`` could still reach (None if no rows)."""
-    if len(rows) == 0:
-        return None
-    return int(np.max(problem.row_bounds(rows)))
 
 
 def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
@@ -42,16 +35,13 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     tuner = BudgetTuner(policy)
     try:
         while len(stack):
-            budget = tuner.budget
+            left = None
             if node_limit is not None:
                 left = node_limit - stack.nodes
                 if left <= 0:
                     stop_reason = "node_limit"
                     break
-                budget = min(budget, left)
-            before, t_chunk = stack.nodes, time.perf_counter()
-            status, value = stack.run(budget, incumbent)
-            tuner.update(stack.nodes - before, time.perf_counter() - t_chunk)
+            status, value = tuner.run(stack, incumbent, cap=left)
             stats.chunks += 1
             if status == IMPROVED:
                 incumbent = value

@@ -11,6 +11,8 @@ run exactly the same code around the kernel.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .problem import GROW, NODES, Problem
@@ -112,6 +114,14 @@ class BudgetTuner:
         self.budget = policy.budget
         self.target = policy.chunk_seconds
         self.max_budget = max(policy.max_budget, policy.budget)
+
+    def run(self, stack: LocalStack, incumbent: int, cap: int | None = None) -> tuple[int, int]:
+        """One chunk of at most ``budget`` (and ``cap``) expansions; adapts the budget."""
+        budget = self.budget if cap is None else min(self.budget, cap)
+        before, t0 = stack.nodes, time.perf_counter()
+        status, value = stack.run(budget, incumbent)
+        self.update(stack.nodes - before, time.perf_counter() - t0)
+        return status, value
 
     def update(self, nodes_done: int, seconds: float) -> None:
         if self.target is None:

@@ -135,6 +135,8 @@ class SharedPortion:
         return self._concat(parts)
 
     def _concat(self, parts) -> np.ndarray:
+        # No copy for a single part: batches are never written after release, and
+        # every taker copies anyway (push into a stack, tobytes for a steal reply).
         if not parts:
             return np.empty((0, self.width), dtype=np.int64)
-        return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)

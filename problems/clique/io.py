@@ -46,15 +46,20 @@ class _Bad(Exception):
     """The fast path saw a problem; the slow scan names it."""
 
 
-def read_dimacs(path: str | os.PathLike) -> Graph:
-    """Read a DIMACS ``.clq`` file into a :class:`Graph` (labels = 1-based ids)."""
-    path = str(path)
+def _read_bytes(path: str) -> bytes:
+    """The file's bytes, or one clear error naming it."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise CliqueInputError(f"{path}: no such file") from None
     except (IsADirectoryError, PermissionError) as exc:
         raise CliqueInputError(f"{path}: cannot read ({exc.__class__.__name__})") from None
+
+
+def read_dimacs(path: str | os.PathLike) -> Graph:
+    """Read a DIMACS ``.clq`` file into a :class:`Graph` (labels = 1-based ids)."""
+    path = str(path)
+    data = _read_bytes(path)
     name = Path(path).stem
     try:
         n, m_declared, edges = _parse_dimacs_fast(data)
@@ -178,12 +183,7 @@ def read_edge_list(path: str | os.PathLike) -> Graph:
     has one vertex per distinct label, in sorted order.
     """
     path = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise CliqueInputError(f"{path}: no such file") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise CliqueInputError(f"{path}: cannot read ({exc.__class__.__name__})") from None
+    data = _read_bytes(path)
     pairs = _EL_LINE.findall(data)
     n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     skipped = len(_EL_SKIP.findall(data))
