@@ -1,6 +1,6 @@
 """Clique benchmark: seed 003 Tables 4.1-4.5 analogues, native-solver comparison, DIMACS.
 
-Sections (all on G(n, p) drawn as problems.clique.generate.gnp, seed 1):
+Sections (all on G(n, p) drawn as problems.clique.generators.gnp, seed 1):
 
 1. Tables 4.1-4.3 analogue: n in {250, 500, 1000, 2000}, p in {.20, .35, .50}; the
    `colour` bound on sequential and Dask 1/2 workers, the seed's bounds (greedy,
@@ -33,7 +33,7 @@ from pathlib import Path
 from engine import StealPolicy, solve
 from engine.cluster import dask_client
 from problems.clique import CliqueProblem, read_dimacs
-from problems.clique.generate import gnp
+from problems.clique.generators import gnp
 
 from .common import machine_header, write_section
 
@@ -227,7 +227,7 @@ def main(argv=None):
 
 def run_apps() -> list:
     """Seed §1.2: designs and factorizations as cliques (decide mode, sequential)."""
-    from problems.clique.generate import (decode_design, decode_factorization, design_blocks_needed,
+    from problems.clique.generators import (decode_design, decode_factorization, design_blocks_needed,
                                           design_graph, factor_graph, factors_needed, named_graph)
     out = []
     for t, v, k in ((2, 7, 3), (2, 9, 3), (2, 13, 4), (2, 6, 3)):
@@ -283,7 +283,7 @@ def rate_ratio(seq, par) -> str:
 
 def write_markdown(raw, args) -> None:
     L = [raw["header"], ""]
-    L += ["Graphs: G(n, p) as `problems.clique.generate.gnp(n, p, seed=1)` (numpy default_rng, one draw "
+    L += ["Graphs: G(n, p) as `problems.clique.generators.gnp(n, p, seed=1)` (numpy default_rng, one draw "
           "per pair i < j in row-major order).  Times are the search's wall seconds (start-up "
           "excluded); sequential cells add the CPU seconds of the searching thread (`/ x cpu`).  The machine "
           "is a 2-core VM shared with other jobs (load average per run in clique_raw.json), so wall "

@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     png = RESULTS / "hrelation_sweep.png"
     plot_sweep(rows, str(png), title="length / h on random instances (mean over h and seeds)")
     summ = summarise(rows)
-    lines += [f"### length / h on random instances",
+    lines += ["### length / h on random instances",
               "",
               f"{len(rows)} schedules ({len(rows) // len(algos)} Dask tasks on {args.workers} workers, "
               f"{sweep_wall:.1f} s), h in {hs}, {seeds} seed(s) per point; skew 0 = uniform lengths, "

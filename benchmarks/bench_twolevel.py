@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .common import commit as _commit, cpu_model as _cpu_model
-from problems.twolevel.algorithm import (critical_sequence_graph, critical_sequences,
+from problems.twolevel.algorithms import (critical_sequence_graph, critical_sequences,
                                          earliest_start_dates, sequence_components,
                                          two_level_opt)
 from problems.twolevel.generators import KINDS, random_instance, table1_instance

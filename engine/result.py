@@ -98,8 +98,7 @@ class SearchResult:
         return d
 
     def to_json(self, **kwargs) -> str:
-        from .cli import _json_default
-        return json.dumps(self.as_dict(), default=_json_default, **kwargs)
+        return json.dumps(self.as_dict(), default=json_default, **kwargs)
 
     def __str__(self) -> str:
         lines = [f"{self.problem} ({self.mode}) on {self.backend}: {self.status}"
@@ -128,3 +127,18 @@ class SearchResult:
             hist = ", ".join(f"{v}@{t:.2f}s" for t, v in self.incumbent_history[-8:])
             lines.append(f"  incumbents     {hist}")
         return "\n".join(lines)
+
+
+def json_default(obj):
+    """``json.dumps(default=...)`` for numpy scalars and arrays and for sets."""
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

@@ -6,9 +6,9 @@
 >>> r.status, r.objective, r.verified
 ('optimal', 8, True)
 """
-from .generate import (decode_design, decode_factorization, design_graph, factor_graph,
+from .generators import (decode_design, decode_factorization, design_graph, factor_graph,
                        gnp, named_graph, seed_figure_1_1)
-from .graph import CliqueInputError, Graph
+from .model import CliqueInputError, Graph
 from .io import read_dimacs, read_edge_list, read_graph, write_dimacs
 from .problem import BOUNDS, MODES, CliqueProblem
 from .verify import check_clique

@@ -15,11 +15,10 @@ modes), ``n_workers`` and, for design/factorize, the decoded structure.
 """
 from __future__ import annotations
 
-import sys
 
-from engine.cli import add_backend_arguments, print_json, solve_from_args
+from engine.commandline import add_backend_arguments, print_json, solve_from_args
 
-from .graph import CliqueInputError
+from .model import CliqueInputError
 from .problem import BOUNDS, MODES, CliqueProblem
 
 
@@ -58,7 +57,7 @@ def register(subparsers) -> None:
 
 
 def _load_graph(args):
-    from .generate import gnp
+    from .generators import gnp
     from .io import read_graph
 
     if args.gnp is not None:
@@ -103,7 +102,7 @@ def run_clique(args) -> int:
 
 
 def run_design(args) -> int:
-    from .generate import decode_design, design_blocks_needed, design_graph
+    from .generators import decode_design, design_blocks_needed, design_graph
 
     t, v, k = args.t, args.v, args.k
     graph = design_graph(t, v, k)
@@ -129,7 +128,7 @@ def run_design(args) -> int:
 def run_factorize(args) -> int:
     from pathlib import Path
 
-    from .generate import decode_factorization, factor_graph, factors_needed, named_graph
+    from .generators import decode_factorization, factor_graph, factors_needed, named_graph
     from .io import read_graph
 
     graph = read_graph(args.graph) if Path(args.graph).exists() else named_graph(args.graph)

@@ -6,7 +6,7 @@ import os
 
 from engine.solve import solve
 
-from .generate import decode_design, design_graph, gnp
+from .generators import decode_design, design_graph, gnp
 from .io import read_dimacs
 from .problem import CliqueProblem
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .graph import CliqueInputError, Graph
+from .model import CliqueInputError, Graph
 
 _P_LINE = re.compile(rb"(?m)^p[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*\r?$")
 _ANY_P = re.compile(rb"(?m)^p")
@@ -157,7 +157,7 @@ def write_dimacs(graph: Graph, path: str | os.PathLike, comment: str | None = No
     """Write ``graph`` as DIMACS (vertices 1..n in internal order, edges u < v).
 
     >>> import tempfile, os
-    >>> from problems.clique.generate import seed_figure_1_1
+    >>> from problems.clique.generators import seed_figure_1_1
     >>> p = os.path.join(tempfile.mkdtemp(), "f.clq")
     >>> write_dimacs(seed_figure_1_1(), p)
     >>> read_dimacs(p).m

@@ -1,6 +1,6 @@
 """Maximum clique as a plug-in problem of the engine (seed 003, chapters 2-4).
 
-:class:`CliqueProblem` packs a :class:`~problems.clique.graph.Graph`, a mode and a
+:class:`CliqueProblem` packs a :class:`~problems.clique.model.Graph`, a mode and a
 bound into what the engine needs: the root row (the empty clique with C_0 = V), the
 kernel, the decode (bitset -> the graph's labels) and an independent verifier.
 
@@ -21,7 +21,7 @@ degeneracy order), or the seed's ``"greedy"``, ``"sampling"``, ``"size"`` in the
 natural order 0 < 1 < ... < n-1 (seed §2.1).
 
 >>> from engine.solve import solve
->>> from problems.clique.generate import seed_figure_1_1
+>>> from problems.clique.generators import seed_figure_1_1
 >>> r = solve(CliqueProblem(seed_figure_1_1()), backend="sequential")
 >>> r.objective, sorted(r.solution)
 (4, [1, 2, 4, 5])
@@ -35,7 +35,7 @@ import numpy as np
 from engine.problem import Mode, Problem
 
 from . import kernels
-from .graph import CliqueInputError, Graph, bitset_to_indices, words_for
+from .model import CliqueInputError, Graph, bitset_to_indices, words_for
 from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")

@@ -5,7 +5,7 @@ plain set operations: the vertices are distinct vertices of the graph, pairwise
 adjacent (a clique, seed 003 §1.1), maximal ("no vertex adjacent to every vertex of
 the clique that is not already in it", §1.1) when asked, and of the claimed size.
 
->>> from problems.clique.graph import Graph
+>>> from problems.clique.model import Graph
 >>> g = Graph.from_edges(3, [(0, 1), (1, 2)])
 >>> check_clique(g, [0, 1], size=2, maximal=True)
 True

@@ -9,7 +9,7 @@ groups.  Modules:
 
 * :mod:`.model` -- validation, :class:`Dendrogram`, :class:`CommTableError`
 * :mod:`.io` -- CSV / ``.npy`` / trace readers and writers
-* :mod:`.clustering` -- :func:`cluster_table` (O(N^2) nearest-neighbour chain, numba)
+* :mod:`.algorithms` -- :func:`cluster_table` (O(N^2) nearest-neighbour chain, numba)
 * :mod:`.quality` -- eqs. 2-6, :func:`quality_curve`, :func:`partition_quality`
 * :mod:`.mapping` -- :func:`map_clusters_to_groups`
 * :mod:`.generators` -- Table 1, CG-, IS-, EP-like and random tables
@@ -19,7 +19,7 @@ groups.  Modules:
 * :mod:`.cli` -- ``stealsearch commclust``
 """
 from .analysis import best_summary, characterize, run_sweep
-from .clustering import cluster_table, tie_order
+from .algorithms import cluster_table, tie_order
 from .generators import cg_like, ep_like, example_table, is_like, paper_table1, random_table
 from .io import parse_trace, read_table, write_table_csv, write_trace
 from .mapping import map_clusters_to_groups, parse_groups

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .clustering import cluster_table
+from .algorithms import cluster_table
 from .mapping import map_clusters_to_groups
 from .model import canonical_partition, validate_table
 from .quality import quality_curve

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
-from engine.errors import InputError
 
 from .model import CommTableError
 
@@ -98,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_single(args) -> int:
-    from engine.cli import print_json
+    from engine.commandline import print_json
 
     from .analysis import characterize, public
     from .mapping import parse_groups
@@ -155,7 +153,7 @@ def _run_single(args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from engine.cli import print_json
+    from engine.commandline import print_json
     from engine.cluster import dask_client
 
     from .analysis import run_sweep
@@ -191,8 +189,3 @@ def _run_sweep(args) -> int:
               f"{s['gc_curve_max_spread']:.4g}")
     print(f"wall {wall:.3f} s")
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from engine.cli import main
-    sys.exit(main(["commclust", *sys.argv[1:]]))

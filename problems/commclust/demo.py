@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .analysis import run_sweep
-from .clustering import cluster_table
+from .algorithms import cluster_table
 from .generators import cg_like, paper_table1
 from .quality import quality_curve
 from .verify import check_dendrogram

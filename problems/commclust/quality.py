@@ -176,7 +176,7 @@ def quality_curve(table, dendrogram: Dendrogram, validated: bool = False) -> Qua
     """Eqs. 2-6 for all ``N`` partitions of ``dendrogram`` in O(N) (after O(N^2) for sums).
 
     >>> from problems.commclust.generators import paper_table1
-    >>> from problems.commclust.clustering import cluster_table
+    >>> from problems.commclust.algorithms import cluster_table
     >>> t = paper_table1(); c = quality_curve(t, cluster_table(t, seed=0))
     >>> int(c.n_clusters[c.best_index()])
     2

@@ -19,7 +19,7 @@ import argparse
 import sys
 import time
 
-from engine.cli import print_json
+from engine.commandline import print_json
 
 from .algorithms import ALGORITHMS
 from .model import HRelationInputError, read_messages

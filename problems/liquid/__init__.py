@@ -2,13 +2,13 @@
 "Network topology aware scheduling of collective data exchanges").
 
 Faces: the model (:mod:`.model`), topologies and traffic readers (:mod:`.topology`),
-round robin (:mod:`.roundrobin`), the engine searches (:mod:`.search`, kernels in
+round robin (:mod:`.roundrobin`), the engine searches (:mod:`.problem`, kernels in
 :mod:`.kernels`), the independent verifier (:mod:`.verify`), generators
-(:mod:`.generate`), the Swiss-T1 study (:mod:`.study`) and the CLI (:mod:`.cli`).
+(:mod:`.generators`), the Swiss-T1 study (:mod:`.study`) and the CLI (:mod:`.cli`).
 """
 from .model import LiquidInputError, Traffic, Transfer
 from .roundrobin import round_robin_schedule, round_robin_summary
-from .search import (ColouringProblem, LiquidScheduleProblem, TeamCountProblem, count_teams,
+from .problem import (ColouringProblem, LiquidScheduleProblem, TeamCountProblem, count_teams,
                      greedy_colouring, schedule_traffic)
 from .topology import Topology, fig1_traffic, load_topology, load_traffic, no_team_traffic, swiss_t1
 from .verify import verify_schedule

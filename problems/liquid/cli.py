@@ -19,7 +19,7 @@ import argparse
 import contextlib
 import sys
 
-from engine.cli import add_backend_arguments, policy_from_args, print_json
+from engine.commandline import add_backend_arguments, policy_from_args, print_json
 
 from .model import LiquidInputError
 
@@ -91,7 +91,7 @@ def _backend(args):
 
 
 def _schedule_and_report(traffic, args) -> int:
-    from .search import schedule_traffic
+    from .problem import schedule_traffic
 
     with _backend(args) as kw:
         r = schedule_traffic(traffic, colour_if_not_liquid=not args.no_colouring,
@@ -154,9 +154,9 @@ def run_traffic(args) -> int:
 
 
 def run_teams(args) -> int:
-    from engine.cli import solve_from_args
+    from engine.commandline import solve_from_args
 
-    from .search import TeamCountProblem
+    from .problem import TeamCountProblem
     from .topology import fig1_traffic, load_traffic
 
     x = fig1_traffic() if args.file == "example" else load_traffic(args.file)

@@ -4,7 +4,7 @@ Sets of transfers and of links are bitsets of ``int64`` words (only bit patterns
 matter; no uint64/int64 mixing, which numba would promote to float).  popcount and
 count-trailing-zeros are the CPU's instructions through LLVM intrinsics.
 
-Kernel data (read only, built by :func:`problems.liquid.search.bitset_tables`):
+Kernel data (read only, built by :func:`problems.liquid.problem.bitset_tables`):
 
 ``conf[t]``    transfers congesting with t (sharing a link), t itself excluded;
 ``users[l]``   transfers using link l;

@@ -168,7 +168,7 @@ def warm_kernels() -> None:
     item's search time does not include it."""
     global _WARM
     if not _WARM:
-        from .search import schedule_traffic
+        from .problem import schedule_traffic
         from .topology import fig1_traffic
 
         schedule_traffic(fig1_traffic(), backend="sequential")
@@ -184,7 +184,7 @@ def evaluate_allocation(allocation, node_limit: int = NODE_LIMIT, colour: bool =
     >>> r["transfers"], r["duration"], r["status"], r["round_robin_steps"]
     (4, 2, 'liquid', 2)
     """
-    from .search import schedule_traffic
+    from .problem import schedule_traffic
 
     warm_kernels()
     t0 = time.perf_counter()

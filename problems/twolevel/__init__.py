@@ -2,7 +2,7 @@
 a two-level (clustered) system with message contention, solved by 2LVDSOPT.
 
 Faces: :mod:`.model` (instance + validation incl. conditions (2)-(3)), :mod:`.io`
-(JSON / CSV / networkx), :mod:`.algorithm` (Algorithms 1-4), :mod:`.verify` (an
+(JSON / CSV / networkx), :mod:`.algorithms` (Algorithms 1-4), :mod:`.verify` (an
 independent checker and lower bound), :mod:`.generators`, :mod:`.gantt`, :mod:`.sweep`
 and :mod:`.cli` (``stealsearch twolevel``).
 
@@ -14,10 +14,10 @@ from importlib import import_module
 _EXPORTS = {
     "CycleError": "model", "SmallDelayError": "model", "TwoLevelInputError": "model",
     "TwoLevelInstance": "model", "check_small_delays": "model",
-    "TwoLevelSchedule": "algorithm", "build_schedule": "algorithm",
-    "critical_sequence_graph": "algorithm", "critical_sequences": "algorithm",
-    "earliest_start_dates": "algorithm", "sequence_components": "algorithm",
-    "two_level_opt": "algorithm",
+    "TwoLevelSchedule": "algorithms", "build_schedule": "algorithms",
+    "critical_sequence_graph": "algorithms", "critical_sequences": "algorithms",
+    "earliest_start_dates": "algorithms", "sequence_components": "algorithms",
+    "two_level_opt": "algorithms",
     "verify_schedule": "verify", "VerificationReport": "verify",
     "random_instance": "generators", "table1_instance": "generators",
     "read_instance": "io", "from_networkx": "io",

@@ -100,9 +100,9 @@ def _run_one(args) -> int:
     import json
     from pathlib import Path
 
-    from engine.cli import print_json
+    from engine.commandline import print_json
 
-    from .algorithm import two_level_opt
+    from .algorithms import two_level_opt
     from .io import write_json
     from .verify import verify_schedule
 
@@ -153,7 +153,7 @@ def _run_one(args) -> int:
 
 
 def _check(inst, args) -> int:
-    from engine.cli import print_json
+    from engine.commandline import print_json
 
     from .io import read_schedule
     from .verify import verify_schedule
@@ -178,7 +178,7 @@ def _check(inst, args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from engine.cli import print_json
+    from engine.commandline import print_json
     from engine.cluster import dask_client
 
     from .generators import KINDS

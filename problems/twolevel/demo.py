@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def tour(client, workers: int) -> bool:
-    from .algorithm import two_level_opt
+    from .algorithms import two_level_opt
     from .generators import table1_instance
     from .sweep import run_sweep
     from .verify import verify_schedule

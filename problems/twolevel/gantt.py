@@ -21,7 +21,7 @@ def gantt_chart(schedule, path, max_rows: int = 80, max_arrows: int = 600,
     Example::
 
         >>> from problems.twolevel.generators import table1_instance
-        >>> from problems.twolevel.algorithm import two_level_opt
+        >>> from problems.twolevel.algorithms import two_level_opt
         >>> gantt_chart(two_level_opt(table1_instance()), "fig4.png")  # doctest: +SKIP
     """
     import matplotlib

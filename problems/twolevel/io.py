@@ -241,7 +241,7 @@ def schedule_from_dict(inst: TwoLevelInstance, data, source: str = "<schedule>")
     is the verifier's job.  Example::
 
         >>> from problems.twolevel.generators import table1_instance
-        >>> from problems.twolevel.algorithm import two_level_opt
+        >>> from problems.twolevel.algorithms import two_level_opt
         >>> inst = table1_instance()
         >>> s = schedule_from_dict(inst, two_level_opt(inst).to_dict())
         >>> len(s.copy_task), len(s.msg_task)

@@ -25,7 +25,7 @@ def sweep_one(kind: str, n: int, seed: int, c2_extra: int = 10) -> dict:
         >>> row["verified"], row["makespan"] == row["lower_bound"] == row["trivial_makespan"]
         (True, True)
     """
-    from .algorithm import (build_schedule, critical_sequences, earliest_start_dates,
+    from .algorithms import (build_schedule, critical_sequences, earliest_start_dates,
                             sequence_components)
     from .generators import random_instance
     from .verify import verify_schedule

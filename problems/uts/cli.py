@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from engine.cli import add_backend_arguments, print_json, solve_from_args
+from engine.commandline import add_backend_arguments, print_json, solve_from_args
 
-from .model import PRESETS, UTSParams, UTSProblem
+from .problem import PRESETS, UTSParams, UTSProblem
 
 
 def register(subparsers) -> None:

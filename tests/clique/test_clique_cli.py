@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from stealsearch.cli import main
 
 DATA = Path(__file__).parent / "data"
 
@@ -79,11 +79,11 @@ def test_bad_arguments_exit_2_one_line(capsys, argv, message):
 def test_console_script_subprocess(tmp_path):
     bad = tmp_path / "bad.clq"
     bad.write_text("p edge 3 1\ne 1 9\n")
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "clique", str(bad), "--sequential"],
+    proc = subprocess.run([sys.executable, "-m", "stealsearch", "clique", str(bad), "--sequential"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"stealsearch: error: {bad}:2: vertex 9 outside 1..3"
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "clique", str(DATA / "keller4.clq"),
+    proc = subprocess.run([sys.executable, "-m", "stealsearch", "clique", str(DATA / "keller4.clq"),
                            "--sequential", "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["objective"] == 11

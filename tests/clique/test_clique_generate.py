@@ -5,7 +5,7 @@ import pytest
 
 from engine.solve import solve
 from problems.clique import CliqueInputError, CliqueProblem, gnp
-from problems.clique.generate import (decode_design, decode_factorization, design_blocks_needed,
+from problems.clique.generators import (decode_design, decode_factorization, design_blocks_needed,
                                       design_graph, factor_graph, factors_needed, k_factors,
                                       named_graph)
 

@@ -5,7 +5,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from engine.cli import main
+from stealsearch.cli import main
 from problems.clique import CliqueInputError, Graph, gnp, read_dimacs, read_edge_list, read_graph, write_dimacs
 
 DATA = Path(__file__).parent / "data"

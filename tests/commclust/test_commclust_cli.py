@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from engine.cli import main
+from stealsearch.cli import main
 from problems.commclust import paper_table1, write_table_csv, write_trace
 
 
@@ -87,7 +87,7 @@ def test_commclust_cli_usage_errors(capsys, argv, fragment):
 
 
 def test_commclust_console_script_subprocess():
-    ok = subprocess.run([sys.executable, "-m", "engine.cli", "commclust", "--example", "ep16",
+    ok = subprocess.run([sys.executable, "-m", "stealsearch", "commclust", "--example", "ep16",
                          "--json"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["n_processes"] == 16

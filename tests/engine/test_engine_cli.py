@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from engine.cli import main
+from stealsearch.cli import main
 
 from procutil import end_processes
 

@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from engine.cli import main
+from stealsearch.cli import main
 from problems.hrelation import Schedule, verify_schedule, write_messages
 
 
@@ -66,7 +66,7 @@ def test_bad_inputs_are_one_line_exit_2(capsys, tmp_path):
 def test_console_script_subprocess(tmp_path):
     f = tmp_path / "m.json"
     f.write_text(json.dumps({"messages": [[0, 3, 1], [2, 0, 2], [1, 1, 0]]}))
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "hrel", str(f), "--algorithm",
+    proc = subprocess.run([sys.executable, "-m", "stealsearch", "hrel", str(f), "--algorithm",
                            "weighted", "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)

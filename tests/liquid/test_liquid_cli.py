@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from engine.cli import main
+from stealsearch.cli import main
 
 
 def test_example_json(capsys):
@@ -63,10 +63,10 @@ def test_bad_topology_files_exit_2(tmp_path, capsys):
 
 
 def test_console_script_subprocess():
-    p = subprocess.run([sys.executable, "-m", "engine.cli", "liquid", "example", "--sequential", "--json"],
+    p = subprocess.run([sys.executable, "-m", "stealsearch", "liquid", "example", "--sequential", "--json"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["length"] == 6
-    p = subprocess.run([sys.executable, "-m", "engine.cli", "liquid", "traffic", "/nonexistent.yaml"],
+    p = subprocess.run([sys.executable, "-m", "stealsearch", "liquid", "traffic", "/nonexistent.yaml"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0

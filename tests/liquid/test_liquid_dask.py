@@ -3,9 +3,9 @@ import pytest
 
 from engine.cluster import dask_client
 from engine.solve import solve
-from problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, schedule_traffic,
+from problems.liquid import (TeamCountProblem, fig1_traffic, schedule_traffic,
                              swiss_t1, verify_schedule)
-from problems.liquid.generate import random_traffic
+from problems.liquid.generators import random_traffic
 from problems.liquid.study import run_study
 
 

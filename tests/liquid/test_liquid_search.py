@@ -1,5 +1,4 @@
 """The liquid-schedule searches against independent brute force (seed 000, §3, Annex)."""
-import itertools
 
 import pytest
 
@@ -7,7 +6,7 @@ from engine.solve import solve
 from problems.liquid import (ColouringProblem, LiquidScheduleProblem, Traffic, count_teams,
                              fig1_traffic, no_team_traffic, schedule_traffic, swiss_t1,
                              verify_schedule)
-from problems.liquid.generate import random_traffic
+from problems.liquid.generators import random_traffic
 
 
 # -- independent oracles (plain Python over the raw link sets; no package code) ------------

@@ -31,7 +31,7 @@ def test_vectorised_durations_match_the_traffic_model():
 
 
 def test_small_study_through_the_cli_writes_plots(tmp_path, capsys):
-    from engine.cli import main
+    from stealsearch.cli import main
 
     assert main(["liquid", "t1-study", "--sequential", "--limit", "3", "--out", str(tmp_path), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from problems.twolevel.algorithm import (build_schedule, critical_sequence_graph,
+from problems.twolevel.algorithms import (build_schedule, critical_sequence_graph,
                                          critical_sequences, earliest_start_dates,
                                          sequence_components, two_level_opt)
 from problems.twolevel.generators import KINDS, TABLE1_B, random_instance, table1_instance

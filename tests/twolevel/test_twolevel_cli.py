@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from engine.cli import main
+from stealsearch.cli import main
 from problems.twolevel.generators import table1_instance
 from problems.twolevel.io import write_csv, write_json
 
@@ -87,7 +87,7 @@ def test_twolevel_cli_errors_are_one_line(capsys, tmp_path):
 
 
 def test_twolevel_cli_console_script_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", "twolevel", "--random", "500",
+    proc = subprocess.run([sys.executable, "-m", "stealsearch", "twolevel", "--random", "500",
                            "--kind", "forkjoin", "--json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

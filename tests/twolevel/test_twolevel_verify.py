@@ -3,7 +3,7 @@ import dataclasses
 
 import numpy as np
 
-from problems.twolevel.algorithm import two_level_opt
+from problems.twolevel.algorithms import two_level_opt
 from problems.twolevel.generators import random_instance, table1_instance
 from problems.twolevel.verify import lower_bound_dates, verify_schedule
 

@@ -21,7 +21,7 @@ import numpy as np
 from engine.errors import InputError
 from engine.problem import Mode, Problem
 
-from . import kernel as K
+from . import kernels as K
 
 
 class UTSParameterError(InputError):

@@ -24,7 +24,7 @@ from math import comb
 
 import numpy as np
 
-from .graph import CliqueInputError, Graph, pack_rows, words_for
+from .model import CliqueInputError, Graph, pack_rows, words_for
 
 
 def gnp(n: int, p: float, seed: int = 1) -> Graph:

@@ -1,36 +1,29 @@
-"""The ``stealsearch`` command.
+"""The engine's face on the command line: the flags and helpers every command shares.
 
-Each problem package contributes its sub-command through a module
-``problems/<name>/cli.py`` with one function::
+The ``stealsearch`` application (:mod:`stealsearch.cli`) and every problem package's
+``cli.py`` use these; the engine itself imports nothing from either.
+
+* :class:`OneLineParser`: argparse whose usage errors are one line and exit code 2;
+* :func:`add_backend_arguments` / :func:`policy_from_args` / :func:`solve_from_args`:
+  where a search runs (``--workers``, ``--sequential``, ``--scheduler``,
+  ``--cluster-config``), its limits and its :class:`~engine.policy.StealPolicy`;
+* :func:`print_json`: one JSON object on stdout (numpy values converted).
+
+A problem package contributes its sub-command through ``problems/<name>/cli.py``::
 
     def register(subparsers) -> None:
         p = subparsers.add_parser("uts", help="...")
         add_backend_arguments(p)          # --workers/--sequential/--scheduler/...
         p.set_defaults(func=run)          # run(args) -> int exit code
-
-Bad input anywhere (an :class:`engine.errors.InputError`, or an argparse error)
-prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from typing import Sequence
 
-from .errors import InputError, SearchFailed
-
-#: Sub-command modules, in the order ``--help`` lists them.
-SUBCOMMAND_MODULES = (
-    "problems.demo",
-    "problems.uts.cli",
-    "problems.clique.cli",
-    "problems.liquid.cli",
-    "problems.hrelation.cli",
-    "problems.commclust.cli",
-    "problems.twolevel.cli",
-)
+from .errors import InputError
+from .result import json_default
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -124,55 +117,4 @@ def solve_from_args(problem, args: argparse.Namespace):
 
 
 def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=_json_default))
-
-
-def _json_default(obj):
-    import numpy as np
-
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=repr)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="stealsearch",
-        description="Parallel backtracking search on Dask (stealstack), and the "
-                    "scheduling algorithms of the seed papers.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                parser_class=OneLineParser)
-    sub.required = True
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        code = args.func(args)
-        return 0 if code is None else int(code)
-    except InputError as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-        if not msg.startswith("stealsearch"):
-            msg = f"stealsearch: error: {msg}"
-        print(msg, file=sys.stderr)
-        return 2
-    except SearchFailed as exc:
-        print(f"stealsearch: search failed: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("stealsearch: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    print(json.dumps(obj, indent=2, default=json_default))

@@ -1,0 +1,65 @@
+"""The ``stealsearch`` command: the sub-command table and the one error policy.
+
+Bad input anywhere (an :class:`engine.errors.InputError`, or an argparse error)
+prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
+a search that could not finish exits 1; an interrupt exits 130.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Sequence
+
+from engine.commandline import OneLineParser
+from engine.errors import InputError, SearchFailed
+
+from . import __version__
+
+#: Sub-command modules, in the order ``--help`` lists them; each has ``register(sub)``.
+SUBCOMMAND_MODULES = (
+    "stealsearch.demo",
+    "problems.uts.cli",
+    "problems.clique.cli",
+    "problems.liquid.cli",
+    "problems.hrelation.cli",
+    "problems.commclust.cli",
+    "problems.twolevel.cli",
+)
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
+        prog="stealsearch",
+        description="Parallel backtracking search on Dask (stealstack), and the "
+                    "scheduling algorithms of the seed papers.")
+    parser.add_argument("--version", action="version", version=f"stealsearch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=OneLineParser)
+    sub.required = True
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        code = args.func(args)
+        return 0 if code is None else int(code)
+    except InputError as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        if not msg.startswith("stealsearch"):
+            msg = f"stealsearch: error: {msg}"
+        print(msg, file=sys.stderr)
+        return 2
+    except SearchFailed as exc:
+        print(f"stealsearch: search failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("stealsearch: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
