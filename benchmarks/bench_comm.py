@@ -52,8 +52,12 @@ def fill_shared(dask_worker=None):
         def steal(self, k, half):
             return np.zeros((k, 6), dtype=np.int64), 1
 
+    from engine.stack import RowCodec
+
     class Entry:
-        shared = Bottomless(6)
+        class stack:
+            codec = RowCodec(6)
+        shared = Bottomless(stack.codec)
 
     db._SEARCHES[(dask_worker.address, "bench-comm")] = Entry()
 

@@ -71,15 +71,6 @@ def _lookup(worker, search_id):
     return _SEARCHES.get((worker.address, search_id))
 
 
-def _pack(rows: np.ndarray) -> dict:
-    return {"rows": rows.tobytes(), "n": int(len(rows))}
-
-
-def _unpack(msg: dict, width: int) -> np.ndarray:
-    """A read-only view of the reply's buffer (LocalStack.push copies it into place)."""
-    return np.frombuffer(msg["rows"], dtype=np.int64).reshape(msg["n"], width)
-
-
 class WorkerSearch:
     """One search's state on one worker."""
 
@@ -95,7 +86,7 @@ class WorkerSearch:
         self.t0 = t0
         self.stack = LocalStack(problem)
         self.stack.push(rows)
-        self.shared = SharedPortion(problem.row_width)
+        self.shared = SharedPortion(self.stack.codec)
         self.victims = VictimOrder(policy, rank, len(peers))
         self.coordinator = Coordinator(len(peers), node_limit) if rank == 0 else None
         self.incumbent = int(incumbent)
@@ -222,7 +213,7 @@ class WorkerSearch:
                 continue
             self.victims.known_sizes[victim] = reply.get("shared", 0)
             if reply.get("n"):
-                rows = _unpack(reply, self.problem.row_width)
+                rows = self.stack.codec.decode(reply["rows"])
                 self.shared.receive_credit(reply["credit"])
                 self.stack.push(rows)
                 st.steals_succeeded += 1
@@ -283,10 +274,8 @@ def _handle_steal(worker, search_id, k, half):
     rows, credit = st.shared.steal(int(k), bool(half))
     if rows is None:
         return {"n": 0, "shared": len(st.shared)}
-    msg = _pack(rows)
-    msg["credit"] = credit
-    msg["shared"] = len(st.shared)
-    return msg
+    return {"rows": st.stack.codec.encode(rows), "n": len(rows), "credit": credit,
+            "shared": len(st.shared)}
 
 
 def _handle_incumbent(worker, search_id, value):

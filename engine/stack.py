@@ -18,6 +18,35 @@ import numpy as np
 from .problem import GROW, NODES, Problem
 
 
+class RowCodec:
+    """How a *batch* of nodes is joined, sent and stored: here an ``int64`` array of
+    ``width`` columns, one node per row.
+
+    Everything outside a stack (the shared portion, steal replies, checkpoints)
+    handles batches only through a codec and ``len()`` / slicing, so a stack whose
+    nodes are not rows (the Python reference tier's picklable objects) plugs in with
+    a codec of its own.  ``encode`` gives bytes for the wire; ``decode`` gives back a
+    read-only view (every taker copies: a stack's ``push``, the next ``encode``)."""
+
+    def __init__(self, width: int):
+        self.width = int(width)
+
+    def empty(self) -> np.ndarray:
+        return np.empty((0, self.width), dtype=np.int64)
+
+    def concat(self, parts: list) -> np.ndarray:
+        # No copy for a single part: batches are never written after release.
+        if not parts:
+            return self.empty()
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def encode(self, batch: np.ndarray) -> bytes:
+        return np.ascontiguousarray(batch, dtype=np.int64).tobytes()
+
+    def decode(self, payload: bytes) -> np.ndarray:
+        return np.frombuffer(payload, dtype=np.int64).reshape(-1, self.width)
+
+
 class LocalStack:
     def __init__(self, problem: Problem, capacity: int = 4096):
         self.problem = problem
@@ -25,6 +54,7 @@ class LocalStack:
         self.data = tuple(problem.kernel_data())
         self.mode = int(problem.mode.value)
         self.width = int(problem.row_width)
+        self.codec = RowCodec(self.width)
         self.max_children = int(problem.max_children)
         capacity = max(capacity, 4 * self.max_children + 16)
         self.rows = np.zeros((capacity, self.width), dtype=np.int64)

@@ -27,12 +27,13 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-import numpy as np
+import numpy as np  # batches are row arrays by default (see engine.stack.RowCodec)
+
 
 
 class SharedPortion:
-    def __init__(self, width: int):
-        self.width = width
+    def __init__(self, codec):
+        self.codec = codec          # joins batches (engine.stack.RowCodec or a tier's own)
         self.lock = threading.Lock()
         self._batches: deque[np.ndarray] = deque()
         self._rows = 0
@@ -134,9 +135,5 @@ class SharedPortion:
         parts.reverse()
         return self._concat(parts)
 
-    def _concat(self, parts) -> np.ndarray:
-        # No copy for a single part: batches are never written after release, and
-        # every taker copies anyway (push into a stack, tobytes for a steal reply).
-        if not parts:
-            return np.empty((0, self.width), dtype=np.int64)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    def _concat(self, parts):
+        return self.codec.concat(parts)
