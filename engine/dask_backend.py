@@ -40,7 +40,7 @@ from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
-from .stack import BudgetTuner, LocalStack
+from .stack import BudgetTuner, make_stack
 from .stealstack import SharedPortion
 from .termination import Coordinator
 from .victims import VictimOrder
@@ -84,7 +84,7 @@ class WorkerSearch:
         self.policy = policy
         self.deadline = deadline
         self.t0 = t0
-        self.stack = LocalStack(problem)
+        self.stack = make_stack(problem)
         self.stack.push(rows)
         self.shared = SharedPortion(self.stack.codec)
         self.victims = VictimOrder(policy, rank, len(peers))
@@ -426,7 +426,7 @@ def _deal(problem: Problem, n: int):
 
     Returns (rows per worker, setup counters, best (value, buffer, history), incumbent)."""
     t0 = time.time()
-    stack = LocalStack(problem)
+    stack = make_stack(problem)
     stack.push(np.ascontiguousarray(problem.root_frontier(), dtype=np.int64))
     incumbent = int(problem.initial_incumbent())
     best = (None, None, [])

@@ -132,6 +132,10 @@ class Problem:
     objective_sense : int
         +1 if the reported objective is the kernel's value, -1 if the problem minimises
         and the kernel maximises ``-objective`` (results are shown un-negated).
+    stack_class : type | None
+        The stack the backends run this problem on (``None``: the int64 row stack,
+        :class:`engine.stack.LocalStack`).  A tier whose nodes are not rows supplies its
+        own, with the same methods and a batch codec (:class:`engine.stack.RowCodec`).
     """
 
     name: str = "problem"
@@ -143,6 +147,7 @@ class Problem:
     solution_size: int = 1
     extra_counters: tuple = ()
     objective_sense: int = 1
+    stack_class: Any = None
 
     # -- what the engine calls ---------------------------------------------------------
     def root_frontier(self) -> np.ndarray:

@@ -14,7 +14,7 @@ from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
-from .stack import BudgetTuner, LocalStack
+from .stack import BudgetTuner, make_stack
 
 
 def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
@@ -22,7 +22,7 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                    progress: bool = False) -> SearchResult:
     policy = policy or StealPolicy()
     t0 = time.perf_counter()
-    stack = LocalStack(problem)
+    stack = make_stack(problem)
     frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
     stack.push(frontier)
     incumbent = int(problem.initial_incumbent())

@@ -133,6 +133,12 @@ class LocalStack:
             self._make_room(self.max_children)
 
 
+def make_stack(problem: Problem):
+    """The stack a backend runs ``problem`` on: the problem's own ``stack_class`` if it
+    names one (a tier whose nodes are not int64 rows), else :class:`LocalStack`."""
+    return (getattr(problem, "stack_class", None) or LocalStack)(problem)
+
+
 class BudgetTuner:
     """Adapts the node budget of a chunk so that one chunk lasts ~``chunk_seconds``.
 
