@@ -41,7 +41,7 @@ def test_traffic_file_no_team_example(tmp_path, capsys):
 def test_teams_example(capsys):
     assert main(["liquid", "teams", "example", "--full", "--sequential", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["what"] == "full teams" and d["teams"] == d["count"] > 0
+    assert d["what"] == "full teams" and d["teams"] == 72   # brute force: test_liquid_oracles.py
 
 
 def test_bad_topology_files_exit_2(tmp_path, capsys):

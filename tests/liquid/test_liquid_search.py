@@ -2,6 +2,7 @@
 
 import pytest
 
+from engine.errors import InputError
 from engine.solve import solve
 from problems.liquid import (ColouringProblem, LiquidScheduleProblem, Traffic, count_teams,
                              fig1_traffic, no_team_traffic, schedule_traffic, swiss_t1,
@@ -171,6 +172,6 @@ def test_swiss_t1_small_allocations_are_liquid():
 
 def test_empty_traffic_is_rejected_by_problems():
     x = Traffic.from_link_sets([])
-    with pytest.raises(Exception, match="empty"):
+    with pytest.raises(InputError, match="empty"):
         LiquidScheduleProblem(x)
     assert schedule_traffic(x, backend="sequential")["length"] == 0
