@@ -1,4 +1,9 @@
 """Synthetic tables shaped like the paper's benchmarks."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -25,7 +30,6 @@ def test_commclust_cg_like_structure(n):
 
 
 def test_commclust_generators_deterministic_and_shaped():
-    assert np.array_equal(is_like(16, seed=4), is_like(16, seed=4))
     assert not np.array_equal(ep_like(16, seed=4), ep_like(16, seed=5))
     t = is_like(32, seed=1, noise=0.0)
     assert np.all(t == 1000)
@@ -36,3 +40,23 @@ def test_commclust_generators_deterministic_and_shaped():
         example_table("lu8")
     with pytest.raises(CommTableError, match="power of 2"):
         cg_like(12)
+
+
+def test_commclust_seeded_results_are_the_same_in_a_fresh_process():
+    """Seeds fix the generated tables, the tie order and the dendrogram in any process
+    (another hash seed, another interpreter): compared across a process boundary, not
+    with a second call in the same one."""
+    from problems.commclust import cluster_table, tie_order
+
+    code = ("import json; from problems.commclust import cluster_table, is_like, ep_like, tie_order;"
+            "t = is_like(16, seed=4); d = cluster_table(ep_like(12, seed=3), seed=7);"
+            "print(json.dumps([t.tolist(), tie_order(9, seed=3).tolist(), "
+            "[list(map(list, d.partition(k))) for k in range(12)]]))")
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, check=True).stdout
+    table, order, partitions = json.loads(out)
+    assert table == is_like(16, seed=4).tolist()
+    assert order == tie_order(9, seed=3).tolist()
+    d = cluster_table(ep_like(12, seed=3), seed=7)
+    assert partitions == [list(map(list, d.partition(k))) for k in range(12)]
