@@ -20,9 +20,14 @@ def gantt_chart(schedule, path, max_rows: int = 80, max_arrows: int = 600,
 
     Example::
 
+        >>> import os, tempfile
         >>> from problems.twolevel.generators import table1_instance
         >>> from problems.twolevel.algorithms import two_level_opt
-        >>> gantt_chart(two_level_opt(table1_instance()), "fig4.png")  # doctest: +SKIP
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "fig4.png")
+        ...     gantt_chart(two_level_opt(table1_instance()), path)
+        ...     open(path, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
+        True
     """
     import matplotlib
     matplotlib.use("Agg")

@@ -63,10 +63,33 @@ def test_twolevel_condition3_violation_names_task_and_arcs():
     assert "condition (3)" in msg and "task 'a'" in msg and "'b'" in msg and "('a', 'c')" in msg
 
 
+def _conditions_hold(inst) -> bool:
+    """Conditions (2) and (3) of seed 004 straight from their statement, pair by pair."""
+    preds = {j: [a for a in range(inst.m) if inst.dst[a] == j] for j in range(inst.n)}
+    succs = {i: [a for a in range(inst.m) if inst.src[a] == i] for i in range(inst.n)}
+    for arcs in preds.values():           # (2): p_g >= c_hj(1) for predecessors g != h of j
+        for ga in arcs:
+            for ha in arcs:
+                if ga != ha and inst.p[inst.src[ga]] < inst.c1[ha]:
+                    return False
+    for arcs in succs.values():           # (3): p_k >= c_ij(2) for successors k != j of i
+        for ka in arcs:
+            for ja in arcs:
+                if ka != ja and inst.p[inst.dst[ka]] < inst.c2[ja]:
+                    return False
+    return True
+
+
 def test_twolevel_conditions_hold_with_equality_and_single_arcs():
     # equality is allowed; one predecessor / successor never violates anything
-    build({"a": 2, "b": 2, "c": 9}, [("a", "c", 2, 2), ("b", "c", 2, 2)])
-    build({"a": 1, "b": 1}, [("a", "b", 50, 90)])
+    tight = build({"a": 2, "b": 2, "c": 9}, [("a", "c", 2, 2), ("b", "c", 2, 2)])
+    lone = build({"a": 1, "b": 1}, [("a", "b", 50, 90)])
+    assert _conditions_hold(tight) and _conditions_hold(lone)
+    # one unit less on the tight side is refused, by the model and by the definition
+    with pytest.raises(SmallDelayError, match=r"condition \(2\)"):
+        build({"a": 2, "b": 1.5, "c": 9}, [("a", "c", 2, 2), ("b", "c", 2, 2)])
+    loose = build({"a": 2, "b": 1.5, "c": 9}, [("a", "c", 2, 2), ("b", "c", 2, 2)], validate=False)
+    assert not _conditions_hold(loose)
 
 
 def test_twolevel_condition_reading_is_for_every_g():
@@ -94,7 +117,8 @@ def test_twolevel_random_generators_satisfy_conditions():
     for kind in ("layered", "sp", "forkjoin"):
         for seed in range(10):
             inst = random_instance(80 + seed, seed=seed, kind=kind)
-            check_small_delays(inst)
+            check_small_delays(inst)          # the model's check agrees with the definition
+            assert _conditions_hold(inst), (kind, seed)
             assert np.all(inst.c1 <= inst.c2)
             assert inst.topological_order().shape[0] == inst.n
 

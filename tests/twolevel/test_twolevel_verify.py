@@ -110,13 +110,44 @@ def test_twolevel_verifier_rejects_a_wrong_channel_and_missing_message():
     assert not rep.feasible and any("GPC violated" in x for x in rep.errors)
 
 
+def _lower_bound_by_networkx(inst) -> float:
+    """max_j (b_j + p_j) with b_j the earliest start date of seed 004's Algorithm 1,
+    written again over a networkx DiGraph: at most one predecessor g can run on j's
+    processor (its result is there at b_g + p_g); every other predecessor's result
+    arrives after its smallest delay c(1)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(inst.n))
+    for a in range(inst.m):
+        g.add_edge(int(inst.src[a]), int(inst.dst[a]), c1=float(inst.c1[a]))
+    b = {}
+    for j in nx.topological_sort(g):
+        preds = list(g.predecessors(j))
+        if not preds:
+            b[j] = 0.0
+            continue
+        ready = {i: b[i] + float(inst.p[i]) for i in preds}
+        arrive = {i: ready[i] + g.edges[i, j]["c1"] for i in preds}
+        b[j] = min(max([ready[local]] + [arrive[i] for i in preds if i != local])
+                   for local in preds)
+    return max(b[j] + float(inst.p[j]) for j in g)
+
+
+def test_twolevel_lower_bound_dates_match_networkx_on_random_instances():
+    for kind in ("layered", "sp", "forkjoin"):
+        for seed in range(4):
+            inst = random_instance(120, seed=seed, kind=kind)
+            b = lower_bound_dates(inst.n, inst.p, inst.src, inst.dst, inst.c1)
+            assert float(np.max(b + inst.p)) == _lower_bound_by_networkx(inst), (kind, seed)
+
+
 def test_twolevel_verifier_lower_bound_on_random_instances():
     for seed in range(5):
         inst = random_instance(500, seed=seed, kind="forkjoin")
         sched = two_level_opt(inst)
-        b = lower_bound_dates(inst.n, inst.p, inst.src, inst.dst, inst.c1)
         rep = verify_schedule(inst, sched)
-        assert rep.lower_bound == float(np.max(b + inst.p)) == rep.makespan
+        assert rep.lower_bound == _lower_bound_by_networkx(inst) == rep.makespan
         # moving any copy earlier than its b_i breaks feasibility (b is a lower bound)
         r = int(np.argmax(sched.copy_start))
         start = sched.copy_start.copy()
