@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import functools
+import itertools
 
 import networkx as nx
 import numpy as np
@@ -108,13 +109,49 @@ def test_seed_figure_1_1():
     assert solve(CliqueProblem(g, mode="count-maximal"), backend="sequential").count == 3
 
 
+def _maxclique2_calls(G: nx.Graph) -> tuple[int, int]:
+    """Seed 003's Algorithm 2.1.1, MAXCLIQUE2(l) with the size bound, as written there
+    (recursion, natural vertex order, C_l = A_x & B_x & C_{l-1}); returns (OptSize,
+    number of calls), the calls being the nodes of its state space tree."""
+    n = G.number_of_nodes()
+    adj = [set(G[v]) for v in range(n)]
+    opt, calls = 0, 0
+
+    def maxclique2(level, candidates):
+        nonlocal opt, calls
+        calls += 1
+        if level > opt:
+            opt = level
+        bound = level + len(candidates)          # the size bound B(X)
+        for x in sorted(candidates):
+            if bound <= opt:
+                return
+            maxclique2(level + 1, {y for y in candidates if y > x and y in adj[x]})
+
+    maxclique2(0, set(range(n)))
+    return opt, calls
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_size_bound_node_counts_equal_the_seed_algorithm(seed):
+    # the kernel's node count with the size bound is exactly the number of calls of the
+    # paper's recursive MAXCLIQUE2 (an oracle that shares no code with the kernel)
+    G = nx.gnp_random_graph(14 + 3 * seed, 0.3 + 0.05 * (seed % 4), seed=seed)
+    opt, calls = _maxclique2_calls(G)
+    r = solve(CliqueProblem(Graph.from_networkx(G), bound="size"), backend="sequential")
+    assert (r.objective, r.nodes) == (opt, calls)
+
+
 def test_seed_node_counts_follow_the_bounds():
-    # on the seed's own example graph the size bound expands the whole tree minus
-    # the pruned part, greedy and sampling prune more; every count is exact and stable
+    # Fig. 1.1: the unbounded state space tree (Fig. 2.4) has one node per clique, the
+    # empty one included; the size bound prunes it; greedy and sampling prune more
     g = seed_figure_1_1()
+    G = g.to_networkx()
+    tree = 1 + sum(1 for _ in nx.enumerate_all_cliques(G))
+    assert solve(CliqueProblem(g, mode="count"), backend="sequential").nodes == tree
     nodes = {b: solve(CliqueProblem(g, bound=b), backend="sequential").nodes for b in BOUNDS}
+    assert nodes["size"] == _maxclique2_calls(nx.convert_node_labels_to_integers(G))[1] < tree
     assert nodes["size"] >= nodes["greedy"] and nodes["size"] >= nodes["sampling"]
-    assert nodes == {b: solve(CliqueProblem(g, bound=b), backend="sequential").nodes for b in BOUNDS}
 
 
 def test_networkx_labels_are_mapped_back():
@@ -205,7 +242,12 @@ def test_problem_rejects_bad_parameters():
 
 
 def test_problem_pickles():
+    # a problem that went through pickle (as it does to every Dask worker) still finds
+    # the clique number networkx finds, and a clique of the original graph
     import pickle
-    p = CliqueProblem(gnp(40, 0.5, seed=1), bound="sampling")
-    q = pickle.loads(pickle.dumps(p))
-    assert solve(q, backend="sequential").objective == solve(p, backend="sequential").objective
+    g = gnp(40, 0.5, seed=1)
+    q = pickle.loads(pickle.dumps(CliqueProblem(g, bound="sampling")))
+    r = solve(q, backend="sequential")
+    G = g.to_networkx()
+    assert r.objective == max(len(c) for c in nx.find_cliques(G))
+    assert all(G.has_edge(a, b) for a, b in itertools.combinations(r.solution, 2))
