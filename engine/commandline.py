@@ -33,8 +33,10 @@ class OneLineParser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: error: {message}")
 
 
-def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) -> None:
-    """The flags every engine-backed command shares."""
+def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
+                          limits: bool = True) -> None:
+    """The flags every engine-backed command shares (``limits=False``: without
+    ``--time-limit``/``--node-limit``, for commands whose runs set their own)."""
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=None, metavar="N",
                        help="run on a LocalCluster of N worker processes (default 2)")
@@ -44,10 +46,11 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) 
                        help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
                        help="a cluster description from cluster_configs/")
-    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
-                        help="stop after S seconds with status 'interrupted'")
-    parser.add_argument("--node-limit", type=int, default=None, metavar="N",
-                        help="stop after about N expanded nodes with status 'interrupted'")
+    if limits:
+        parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                            help="stop after S seconds with status 'interrupted'")
+        parser.add_argument("--node-limit", type=int, default=None, metavar="N",
+                            help="stop after about N expanded nodes with status 'interrupted'")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--progress", action="store_true",
                         help="show live progress on stderr (default: on for a terminal)")

@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = (
     "problems.hrelation.cli",
     "problems.commclust.cli",
     "problems.twolevel.cli",
+    "stealsearch.sweep",
 )
 
 

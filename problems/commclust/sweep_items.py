@@ -1,0 +1,45 @@
+"""The ``commclust`` item of parameter sweeps (:mod:`engine.sweep`): the best partition
+of one example table for one tie-break seed, its grouping coefficient G_c re-computed by
+the literal double sums of :func:`~problems.commclust.verify.quality_reference`.
+
+>>> r = commclust(table="cg8", seed=3)
+>>> r["n_clusters"], r["best_partition"], r["verified"]
+(2, [[0, 1, 2, 3], [4, 5, 6, 7]], True)
+"""
+from __future__ import annotations
+
+import math
+import time
+
+from engine.problem import SolutionError
+
+
+def _same(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def commclust(*, table: str, seed: int = 0) -> dict:
+    from .algorithms import cluster_table
+    from .generators import example_table
+    from .model import canonical_partition, validate_table
+    from .quality import quality_curve
+    from .verify import quality_reference
+
+    t0 = time.perf_counter()
+    t = validate_table(example_table(table, seed=seed))
+    dend = cluster_table(t, seed=seed, validated=True)
+    curve = quality_curve(t, dend, validated=True)
+    best = curve.best_index()
+    seconds = time.perf_counter() - t0
+    clusters = [list(c) for c in canonical_partition(dend.partition(best))]
+    ref = quality_reference(t, clusters)
+    gc = float(curve.G_c[best])
+    if not _same(gc, ref["G_c"]):
+        raise SolutionError(f"G_c {gc} of the best partition, the reference says {ref['G_c']}")
+    return {"n_processes": dend.n, "n_clusters": len(clusters), "G_c": gc,
+            "F_G": ref["F_G"], "D_G": ref["D_G"], "best_partition": clusters,
+            "verified": True, "algorithm_seconds": seconds}

@@ -1,0 +1,45 @@
+"""The ``hrelation`` item of parameter sweeps (:mod:`engine.sweep`): one schedule of a
+random h-relation by one algorithm, checked by the independent simulator
+(:func:`~problems.hrelation.verify.verify_schedule`) and against the paper's bound.
+
+>>> r = hrelation(P=8, h=20, seed=1, algorithm="forwarding")
+>>> r["verified"], r["length"] <= r["bound"]
+(True, True)
+"""
+from __future__ import annotations
+
+import time
+
+from engine.problem import SolutionError
+
+from .model import HRelationInputError
+
+
+def hrelation(*, P: int, h: int, skew: float = 0.0, seed: int = 0, density: float = 1.0,
+              algorithm: str = "forwarding") -> dict:
+    from .algorithms import ALGORITHMS, upper_bound
+    from .bounds import load_lower_bound
+    from .generators import random_instance
+    from .verify import verify_schedule
+
+    if algorithm not in ALGORITHMS:
+        raise HRelationInputError(f"unknown algorithm {algorithm!r}; expected one of "
+                                  f"{', '.join(ALGORITHMS)}")
+    # one empty row on skewed instances, as problems/hrelation/sweep.py draws them
+    m = random_instance(P, h, seed=seed, skew=skew, density=density,
+                        zero_rows=1 if skew > 0 else 0)
+    t0 = time.perf_counter()
+    schedule = ALGORITHMS[algorithm](m)
+    seconds = time.perf_counter() - t0
+    report = verify_schedule(schedule, m)
+    if not report.ok:
+        raise SolutionError(f"{algorithm}: schedule fails verification: "
+                            f"{(report.errors or ['?'])[0]}")
+    lower = load_lower_bound(m)
+    bound = upper_bound(algorithm, m)
+    if bound is not None and schedule.length > bound + 1e-9:
+        raise SolutionError(f"{algorithm}: length {schedule.length} exceeds the bound {bound}")
+    return {"load": lower, "length": schedule.length, "bound": bound,
+            "length_over_h": schedule.length / lower if lower else None,
+            "rounds": schedule.num_rounds, "transfers": int(len(schedule.transfers)),
+            "verified": True, "algorithm_seconds": seconds}

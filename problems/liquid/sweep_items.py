@@ -1,0 +1,60 @@
+"""The ``liquid`` item of parameter sweeps (:mod:`engine.sweep`): one liquid schedule.
+
+The traffic is the all-to-all exchange of an ``allocation`` of the Swiss-T1 (8 numbers
+0..4, as a list or a string ``"4 4 0 0 0 0 0 0"``) or ``traffic: example`` (the
+25-transfer traffic of Fig. 1).  The schedule found is checked by the independent
+verifier of :mod:`problems.liquid.verify`, which raises when it is not a schedule.
+
+>>> r = liquid(traffic="example")
+>>> r["transfers"], r["duration"], r["liquid"], r["verified"]
+(25, 6, True, True)
+"""
+from __future__ import annotations
+
+from .model import LiquidInputError
+
+TRAFFICS = ("example",)
+
+
+def _allocation(value) -> list:
+    parts = value.split() if isinstance(value, str) else value
+    if not isinstance(parts, (list, tuple)) or len(parts) != 8:
+        raise LiquidInputError(f"allocation must be 8 numbers 0..4, got {value!r}")
+    try:
+        return [int(a) for a in parts]
+    except (TypeError, ValueError):
+        raise LiquidInputError(f"allocation must be 8 numbers 0..4, got {value!r}") from None
+
+
+def liquid(*, traffic: str | None = None, allocation: str | list | None = None,
+           colouring: bool = True, anchor: bool = True,
+           solve_kwargs: dict | None = None) -> dict:
+    from .problem import schedule_traffic
+    from .topology import fig1_traffic, swiss_t1
+    from .verify import verify_schedule
+
+    if (traffic is None) == (allocation is None):
+        raise LiquidInputError("a liquid item needs 'traffic: example' or an 'allocation', "
+                               "not both")
+    if traffic is not None:
+        if traffic not in TRAFFICS:
+            raise LiquidInputError(f"unknown traffic {traffic!r}; expected one of "
+                                   f"{', '.join(TRAFFICS)} (or an allocation)")
+        x = fig1_traffic()
+    else:
+        t1 = swiss_t1()
+        alloc = t1.check_allocation(_allocation(allocation))
+        if sum(alloc) == 0:
+            raise LiquidInputError("allocation: no node allocated, the traffic is empty")
+        x = t1.all_to_all(alloc)
+    r = schedule_traffic(x, colour_if_not_liquid=colouring, anchor=anchor,
+                         **(solve_kwargs or {"backend": "sequential"}))
+    verified = None
+    if r.get("schedule") is not None:
+        check = verify_schedule(x, r["schedule"], require_liquid=r["status"] == "liquid")
+        verified = check["length"] == r["length"]
+    return {"transfers": x.size, "duration": r["duration"], "status_schedule": r["status"],
+            "length": r.get("length"), "liquid": r.get("liquid"),
+            "liquid_throughput": r.get("liquid_throughput"),
+            "round_robin_steps": r.get("round_robin_steps"), "nodes": r.get("nodes", 0),
+            "verified": verified, "search_seconds": r.get("search_seconds", 0.0)}

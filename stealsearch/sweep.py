@@ -1,0 +1,100 @@
+"""``stealsearch sweep GRID.yaml``: run a parameter sweep (:mod:`engine.sweep`).
+
+::
+
+    stealsearch sweep benchmarks/grids/clique_gnp.yaml --out results/ --workers 2
+
+The grid's item kinds are resolved by :data:`KINDS`: a name -> ``"module:function"``,
+imported only where an item of that kind runs.  The table ``OUT/<grid name>.csv`` grows
+row by row; run the same command again to finish what an earlier run did not (rows
+with status ``ok`` are kept and skipped).  Exit code 0 when every item run now succeeded,
+1 when some failed or timed out (their rows say why), 2 for a bad grid or flag, 130 on
+Ctrl-C (the table keeps every finished row).
+"""
+from __future__ import annotations
+
+import sys
+
+from engine.commandline import add_backend_arguments, print_json
+from engine.errors import InputError
+
+#: Item kinds of the sweeps: name -> "module:function" (see each function's docstring).
+KINDS = {
+    "uts": "problems.uts.sweep_items:uts",
+    "clique": "problems.clique.sweep_items:clique",
+    "liquid": "problems.liquid.sweep_items:liquid",
+    "hrelation": "problems.hrelation.sweep_items:hrelation",
+    "commclust": "problems.commclust.sweep_items:commclust",
+    "twolevel": "problems.twolevel.sweep_items:twolevel",
+}
+
+#: failures listed in the text summary (all are in the table)
+SHOW_FAILURES = 10
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "sweep", help="run a parameter sweep from a grid file (resumable, one CSV row per item)",
+        description="Run the items of a grid file (see engine/sweep.py for the format) and "
+                    "append one row per item to OUT/<name>.csv; a re-run skips the items "
+                    "already done.  Item kinds: " + ", ".join(KINDS) + ".")
+    p.add_argument("grid", metavar="GRID.yaml", help="the grid file")
+    p.add_argument("--out", default="results", metavar="DIR",
+                   help="folder of the result table (default: results)")
+    p.add_argument("--limit", type=int, default=None, metavar="K",
+                   help="run at most K items now (a later run does the rest)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="per-item limit in seconds for items whose grid sets none")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_backend_arguments(p, policy=False, limits=False)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from engine.sweep import load_grid, run_sweep
+
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    if args.limit is not None and args.limit < 0:
+        raise InputError(f"--limit must be >= 0, got {args.limit}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError(f"--timeout must be > 0 seconds, got {args.timeout}")
+    grid = load_grid(args.grid, KINDS)      # a bad grid fails here, before any cluster
+    progress = False if args.quiet else (True if args.progress else None)
+    if progress is None and args.json:
+        progress = False
+    written = []
+    try:
+        if args.sequential:
+            summary = run_sweep(grid, args.out, client=None, progress=progress,
+                                limit=args.limit, timeout=args.timeout, on_row=written.append)
+        else:
+            from engine.cluster import dask_client
+
+            with dask_client(workers=args.workers, scheduler=args.scheduler,
+                             config=args.cluster_config) as client:
+                summary = run_sweep(grid, args.out, client=client, progress=progress,
+                                    limit=args.limit, timeout=args.timeout,
+                                    on_row=written.append)
+    except KeyboardInterrupt:
+        print(f"stealsearch sweep: interrupted after {len(written)} new rows; the table keeps "
+              "them, run the same command again to resume", file=sys.stderr)
+        raise
+    if args.json:
+        out = summary.as_dict()
+        out["failures"] = [{"key": k, "kind": kind, "status": st, "error": e}
+                           for k, kind, st, e in summary.failures]
+        print_json(out)
+    else:
+        print(f"sweep {summary.grid}: {summary.total} items, {summary.done_before} done before, "
+              f"ran {summary.ran}: {summary.ok} ok, {summary.failed} failed, "
+              f"{summary.timeout} timed out ({summary.seconds:.1f} s)"
+              + (f"; {summary.remaining} left for a later run" if summary.remaining else ""))
+        print(f"  table    {summary.table}")
+        if summary.parquet:
+            print(f"  parquet  {summary.parquet}")
+        for key, kind, status, err in summary.failures[:SHOW_FAILURES]:
+            print(f"  {status:<8} {kind} {key}: {err}")
+        if len(summary.failures) > SHOW_FAILURES:
+            print(f"  ... and {len(summary.failures) - SHOW_FAILURES} more (see the table)")
+    return 0 if not summary.failures else 1

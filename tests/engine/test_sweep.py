@@ -1,0 +1,272 @@
+"""The sweep runner (engine/sweep.py) with item kinds defined here and a test resolver:
+grid expansion and keys, resume (counted through a log the items append to), failing
+and stuck items, the table's durability, bad grids, and a run on a LocalCluster of 2
+workers with a small task kind and a big stealstack item checked against brute force."""
+import csv
+import itertools
+import os
+import time
+
+import pytest
+
+from engine.errors import InputError
+from engine.sweep import GridError, SweepTable, load_grid, parse_cell, run_sweep
+
+from subset_sum import SubsetSum
+
+
+# ------------------------------------------------------------ the test's item kinds
+def square(*, x: int, log: str | None = None) -> dict:
+    """Squares x; 13 fails.  Appends x to ``log`` so a test counts executions."""
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{x}\n")
+    if x == 13:
+        raise ValueError("unlucky 13\nsecond line never shown")
+    return {"square": x * x, "pid": os.getpid()}
+
+
+def sleepy(*, seconds: float) -> dict:
+    """Does not look at any limit: only the runner's own timeout can stop it."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.01)
+    return {"slept": seconds}
+
+
+def subsets(*, weights: list, capacity: int, solve_kwargs: dict) -> dict:
+    """Counts the subsets of ``weights`` with sum <= capacity on the engine."""
+    from engine.solve import solve
+
+    r = solve(SubsetSum(weights, capacity), **solve_kwargs)
+    return {"count": r.count, "nodes": r.nodes, "backend": r.backend, "search": r.status}
+
+
+KINDS = {"square": square, "sleepy": sleepy, "subsets": subsets}
+
+
+def brute_force_subsets(weights, capacity):
+    return sum(1 for r in range(len(weights) + 1)
+               for c in itertools.combinations(weights, r) if sum(c) <= capacity)
+
+
+def rows(out, name):
+    with open(os.path.join(out, f"{name}.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def lines(path):
+    with open(path) as f:
+        return [int(x) for x in f.read().split()]
+
+
+# --------------------------------------------------------------------- the grid
+def test_expansion_keys_repeats_and_duplicates(tmp_path):
+    spec = {"name": "g", "repeats": 2, "items": [
+        {"kind": "square", "instance": {"x": [1, 2, 3]}},
+        {"kind": "square", "instance": {"x": [3, 4]}, "repeats": 1},   # x=3 rep 0 twice
+    ]}
+    grid = load_grid(spec, KINDS)
+    assert len(grid.items) == 3 * 2 + 1 and grid.duplicates == 1
+    keys = [it.key for it in grid.items]
+    assert len(set(keys)) == len(keys)
+    again = load_grid(spec, KINDS)
+    assert [it.key for it in again.items] == keys          # stable across loads
+    renamed = load_grid(dict(spec, name="other"), KINDS)
+    assert [it.key for it in renamed.items] == keys        # the name is not in the key
+    assert {(it.columns["x"], it.repeat) for it in grid.items} == \
+        {(x, r) for x in (1, 2, 3) for r in (0, 1)} | {(4, 0)}
+
+
+def test_files_are_relative_to_the_grid_and_globs_expand(tmp_path):
+    (tmp_path / "data").mkdir()
+    for name in ("b.txt", "a.txt", "c.dat"):
+        (tmp_path / "data" / name).write_text("x")
+    grid_file = tmp_path / "g.yaml"
+    grid_file.write_text("items:\n  - kind: f\n    instance: {file: 'data/*.txt'}\n")
+
+    def f(*, file: str) -> dict:
+        return {}
+
+    grid = load_grid(str(grid_file), {"f": f})
+    assert grid.name == "g"
+    assert [it.columns["file"] for it in grid.items] == ["data/a.txt", "data/b.txt"]
+    assert all(os.path.isabs(it.params["file"]) and os.path.isfile(it.params["file"])
+               for it in grid.items)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ([1, 2], "expected a mapping"),
+    ({"items": []}, "non-empty list"),
+    ({"itms": [{"kind": "square"}]}, "unknown key 'itms'"),
+    ({"items": [{"kind": "cube", "instance": {"x": 1}}]}, "unknown item kind 'cube'"),
+    ({"items": [{"kind": "square", "instance": {"x": 1}, "colour": 3}]}, "unknown key 'colour'"),
+    ({"items": [{"kind": "square", "instance": {"y": 1}}]}, "unknown parameter 'y'"),
+    ({"items": [{"kind": "square", "instance": {"x": []}}]}, "empty list"),
+    ({"items": [{"kind": "square", "instance": {"x": "seven"}}]}, "should be int"),
+    ({"items": [{"kind": "square", "instance": {"x": True}}]}, "should be int"),
+    ({"items": [{"kind": "square", "instance": {"x": {"a": 1}}}]}, "expected a value"),
+    ({"items": [{"kind": "square"}]}, "'x' is required"),
+    ({"items": [{"kind": "square", "instance": {"x": 1}, "size": "huge"}]}, "small or big"),
+    ({"items": [{"kind": "square", "instance": {"x": 1}, "repeats": 0}]}, "positive integer"),
+    ({"items": [{"kind": "square", "instance": {"x": 1}}], "timeout": -1}, "positive number"),
+    ({"items": [{"kind": "square", "instance": {"x": 1}, "settings": {"x": 2}}]}, "both"),
+    ({"items": [{"kind": "subsets", "instance": {"weights": [[1]], "capacity": 1},
+                 "settings": {"k": 0}}]}, "StealPolicy.k"),
+    ({"items": [{"kind": "subsets", "instance": {"weights": [[1]], "capacity": 1},
+                 "settings": {"workers": 2}}]}, "size: big"),
+    ({"items": [{"kind": "subsets", "instance": {"weights": [[1]], "capacity": 1},
+                 "size": "big", "settings": {"backend": "mpi"}}]}, "backend"),
+    ({"items": [{"kind": "f", "instance": {"file": "no/such/file.clq"}}]}, "file not found"),
+    ({"name": "../up", "items": [{"kind": "square", "instance": {"x": 1}}]}, "plain file name"),
+])
+def test_bad_grids_are_one_line_input_errors(spec, message):
+    with pytest.raises(InputError) as err:
+        load_grid(spec, dict(KINDS, f=lambda *, file: {}))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_bad_yaml_file(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("items: [kind: square\n  - {")
+    with pytest.raises(GridError, match="not valid YAML"):
+        load_grid(str(p), KINDS)
+    with pytest.raises(GridError, match="not found"):
+        load_grid(str(tmp_path / "missing.yaml"), KINDS)
+
+
+# ------------------------------------------------------- running in this process
+def test_sequential_sweep_resumes_and_records_failures(tmp_path):
+    log = str(tmp_path / "log")
+    out = str(tmp_path / "out")
+    grid = load_grid({"name": "sq", "items": [
+        {"kind": "square", "instance": {"x": [1, 2, 3, 13, 5, 6]}, "settings": {"log": log}}]},
+        KINDS)
+    first = run_sweep(grid, out, limit=3)                   # stop after 3 rows
+    assert (first.ran, first.ok, first.remaining) == (3, 3, 3)
+    assert lines(log) == [1, 2, 3]
+    second = run_sweep(grid, out)                            # resume: the other three
+    assert (second.done_before, second.ran, second.ok, second.failed) == (3, 3, 2, 1)
+    assert lines(log) == [1, 2, 3, 13, 5, 6]                 # nothing done is run again
+    table = rows(out, "sq")
+    assert [int(r["x"]) for r in table] == [1, 2, 3, 13, 5, 6]
+    for r in table:
+        if r["x"] == "13":
+            assert r["status"] == "failed" and r["error"] == "ValueError: unlucky 13"
+            assert r["square"] == ""
+        else:
+            assert r["status"] == "ok" and int(r["square"]) == int(r["x"]) ** 2
+            assert r["error"] == ""
+        assert r["host"] and r["cpu"] and r["date"] and r["commit"] and r["worker"] == "local"
+    third = run_sweep(grid, out)                             # only the failed one again
+    assert (third.done_before, third.ran, third.failed) == (5, 1, 1)
+    assert lines(log)[-1] == 13 and len(lines(log)) == 7
+    assert len(rows(out, "sq")) == 7
+
+
+def test_search_items_in_process_and_stuck_items_time_out(tmp_path):
+    weights = [3, 5, 7, 11, 13, 17, 19, 23]
+    grid = load_grid({"name": "mix", "items": [
+        {"kind": "subsets", "instance": {"weights": [weights], "capacity": [20, 40]},
+         "settings": {"k": [2, 8]}},
+        {"kind": "sleepy", "instance": {"seconds": 30}, "timeout": 0.2},
+        {"kind": "square", "instance": {"x": 4}}]}, KINDS)
+    t0 = time.monotonic()
+    summary = run_sweep(grid, tmp_path)
+    assert time.monotonic() - t0 < 25, "the alarm did not stop the stuck item"
+    assert (summary.ok, summary.timeout, summary.failed) == (5, 1, 0)
+    table = rows(tmp_path, "mix")
+    for r in table:
+        if r["kind"] == "subsets":
+            assert int(r["count"]) == brute_force_subsets(weights, int(r["capacity"]))
+            assert r["backend"] == "sequential"
+    stuck = [r for r in table if r["kind"] == "sleepy"][0]
+    assert stuck["status"] == "timeout" and "timeout of 0.2 s" in stuck["error"]
+
+
+# ------------------------------------------------------------------- the table
+def test_table_widens_repairs_a_torn_row_and_refuses_foreign_files(tmp_path):
+    t = SweepTable(tmp_path, "t")
+    t.append({"key": "a", "status": "ok", "x": 1, "seconds": 0.5})
+    t.append({"key": "b", "status": "ok", "x": 2, "y": "new", "seconds": 0.25})
+    t.append({"key": "c", "status": "failed", "x": 3, "seconds": 0.1})
+    got = rows(tmp_path, "t")
+    assert list(got[0]) == ["key", "status", "x", "y", "seconds"]
+    assert [(r["key"], r["x"], r["y"]) for r in got] == [("a", "1", ""), ("b", "2", "new"),
+                                                          ("c", "3", "")]
+    with open(tmp_path / "t.csv", "a") as f:
+        f.write("d,ok,4")                                    # a crash mid-row
+    again = SweepTable(tmp_path, "t")
+    assert again.done_keys() == {"a", "b"}
+    assert (tmp_path / "t.csv").read_text().endswith("\n")
+    assert [r["key"] for r in rows(tmp_path, "t")] == ["a", "b", "c"]
+    (tmp_path / "mine.csv").write_text("name,age\nann,3\n")
+    with pytest.raises(InputError, match="not a sweep table"):
+        SweepTable(tmp_path, "mine")
+    assert (tmp_path / "mine.csv").read_text() == "name,age\nann,3\n"
+    assert [parse_cell(c) for c in ("", "3", "2.5", "True", "x")] == [None, 3, 2.5, True, "x"]
+
+
+def test_parquet_when_pyarrow_is_there(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    grid = load_grid({"name": "p", "items": [{"kind": "square", "instance": {"x": [2, 3]}}]},
+                     KINDS)
+    summary = run_sweep(grid, tmp_path)
+    table = pq.read_table(summary.parquet).to_pydict()
+    assert sorted(table["square"]) == [4, 9]
+
+
+# --------------------------------------------------------- on a LocalCluster of 2
+@pytest.fixture(scope="module")
+def client2():
+    from engine.cluster import dask_client
+
+    from procutil import end_processes
+
+    with dask_client(workers=2) as client:
+        pids = list(client.run(os.getpid).values())
+        yield client
+    end_processes(pids)
+
+
+def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, client2):
+    weights = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
+    log = str(tmp_path / "log")
+    grid = load_grid({"name": "d", "items": [
+        {"kind": "square", "instance": {"x": [1, 2, 3, 4, 13]}, "settings": {"log": log}},
+        {"kind": "subsets", "instance": {"weights": [weights], "capacity": [30, 90]}},
+        {"kind": "subsets", "instance": {"weights": [weights], "capacity": 120},
+         "size": "big", "settings": {"workers": [1, 2], "k": 2}}]}, KINDS)
+    seen = []
+    summary = run_sweep(grid, tmp_path, client=client2, on_row=seen.append)
+    assert (summary.total, summary.ran, summary.ok, summary.failed) == (9, 9, 8, 1)
+    table = rows(tmp_path, "d")
+    assert [r["key"] for r in table] == [r["key"] for r in seen]
+    workers = set(client2.scheduler_info()["workers"])
+    for r in table:
+        if r["kind"] == "square" and r["status"] == "ok":
+            assert int(r["square"]) == int(r["x"]) ** 2 and r["worker"] in workers
+        if r["kind"] == "subsets":
+            assert int(r["count"]) == brute_force_subsets(weights, int(r["capacity"]))
+            if r["size"] == "big":
+                assert r["backend"] == f"dask[{r['workers']}]" and r["worker"] == "local"
+            else:
+                assert r["backend"] == "sequential" and r["worker"] in workers
+    # the big items ran after every small one
+    sizes = [r["size"] for r in table]
+    assert sizes == sorted(sizes, key=lambda s: s == "big")
+    assert sorted(lines(log)) == [1, 2, 3, 4, 13]
+    rerun = run_sweep(grid, tmp_path, client=client2)
+    assert (rerun.done_before, rerun.ran, rerun.failed) == (8, 1, 1)
+    assert sorted(lines(log)) == [1, 2, 3, 4, 13, 13]
+
+
+def test_dask_stuck_task_is_abandoned_and_the_rest_finish(tmp_path, client2):
+    # last in this module: the abandoned task keeps one worker busy for a few seconds
+    grid = load_grid({"name": "s", "items": [
+        {"kind": "sleepy", "instance": {"seconds": 3}, "timeout": 0.2},
+        {"kind": "square", "instance": {"x": [5, 6, 7]}}]}, KINDS)
+    summary = run_sweep(grid, tmp_path, client=client2)
+    assert (summary.ok, summary.timeout) == (3, 1)
+    stuck = [r for r in rows(tmp_path, "s") if r["kind"] == "sleepy"][0]
+    assert stuck["status"] == "timeout" and "abandoned" in stuck["error"]
