@@ -121,7 +121,7 @@ TAIL_COLUMNS = ("seconds", "worker", "host", "cpu", "date", "commit")
 def _grace(timeout: float) -> float:
     """How long after its timeout a stuck item is abandoned: a search given the timeout
     as its time limit stops by itself within a chunk, so this only catches the others."""
-    return 2.0 + 0.25 * timeout
+    return 1.0 + 0.25 * timeout
 
 
 class GridError(InputError):

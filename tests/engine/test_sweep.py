@@ -1,7 +1,7 @@
 """The sweep runner (engine/sweep.py) with item kinds defined here and a test resolver:
 grid expansion and keys, resume (counted through a log the items append to), failing
-and stuck items, the table's durability, bad grids, and a run on a LocalCluster of 2
-workers with a small task kind and a big stealstack item checked against brute force."""
+and stuck items, the table's durability, bad grids, and a run on a LocalCluster with a
+small task kind and a big stealstack item checked against brute force."""
 import csv
 import itertools
 import os
@@ -216,17 +216,15 @@ def test_parquet_when_pyarrow_is_there(tmp_path):
     assert sorted(table["square"]) == [4, 9]
 
 
-# --------------------------------------------------------- on a LocalCluster of 2
-@pytest.fixture(scope="module")
-def client2():
-    from engine.cluster import dask_client
-
-    from procutil import end_processes
-
-    with dask_client(workers=2) as client:
-        pids = list(client.run(os.getpid).values())
-        yield client
-    end_processes(pids)
+# ------------------------------------------- on a LocalCluster (the shared fixture)
+@pytest.fixture
+def client2(cluster4):
+    """The session's LocalCluster; a sweep uses whatever workers a cluster has."""
+    yield cluster4
+    # leave the shared cluster idle: wait for an abandoned task to come back
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(cluster4.processing().values()):
+        time.sleep(0.05)
 
 
 def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, client2):
@@ -262,9 +260,8 @@ def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, client2):
 
 
 def test_dask_stuck_task_is_abandoned_and_the_rest_finish(tmp_path, client2):
-    # last in this module: the abandoned task keeps one worker busy for a few seconds
     grid = load_grid({"name": "s", "items": [
-        {"kind": "sleepy", "instance": {"seconds": 3}, "timeout": 0.2},
+        {"kind": "sleepy", "instance": {"seconds": 2}, "timeout": 0.2},
         {"kind": "square", "instance": {"x": [5, 6, 7]}}]}, KINDS)
     summary = run_sweep(grid, tmp_path, client=client2)
     assert (summary.ok, summary.timeout) == (3, 1)
