@@ -48,7 +48,8 @@ tasks, each searching sequentially on one worker, at most one task per worker th
 in flight, results taken with ``distributed.as_completed``.  Big items run after the
 small ones, one at a time from this process, as a stealstack search over the workers
 (``engine.solve(..., client=client)``).  Polynomial algorithms are small items whose
-function ignores the engine.  With ``client=None`` everything runs here, in order.
+function ignores the engine.  With ``client=None`` everything runs here, in order, on
+the sequential backend.
 
 Resume rule.  Every expanded item has a stable key: a hash of its kind, instance
 parameters (files as written in the grid), settings and repeat number; not of its
@@ -97,7 +98,7 @@ import time
 import types
 import typing
 from collections import deque
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -754,8 +755,7 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
     done = table.done_keys()
     todo = [it for it in grid.items if it.key not in done]
     if timeout is not None:
-        todo = [it if it.timeout is not None else
-                SweepItem(**{**it.__dict__, "timeout": timeout}) for it in todo]
+        todo = [it if it.timeout is not None else replace(it, timeout=timeout) for it in todo]
     summary = SweepSummary(grid=grid.name, table=str(table.path), parquet=None,
                            total=len(grid.items), done_before=len(grid.items) - len(todo))
     if limit is not None:
