@@ -36,7 +36,10 @@ appear in ``instance`` or in ``settings``, not in both.  A block may set its own
 Item functions take the parameters as keyword arguments and, if they search, a
 ``solve_kwargs`` keyword (a dict for :func:`engine.solve`: backend, policy, limits, and
 for big items the client and worker count); they return a flat dict of plain values
-and raise when a result fails its verification.  Unknown, missing or wrongly typed
+and raise when a result fails its verification.  A function may carry a ``warmup``
+attribute (a callable without arguments, e.g. a tiny instance of the kind): it runs once
+per process before the first item of the kind, outside that item's seconds, so that
+loading compiled kernels is not counted as search time.  Unknown, missing or wrongly typed
 parameters (checked against the function's signature and its int/float/str/bool
 annotations), an unknown kind, an empty list or a malformed file are rejected before
 anything runs, with one line (:class:`~engine.errors.InputError`).
@@ -491,6 +494,22 @@ def _solve_kwargs(engine: dict, timeout: float | None, client) -> dict:
     return kw
 
 
+#: item functions whose ``warmup`` already ran in this process
+_WARMED: set = set()
+
+
+def _warm_up(fn, ref) -> None:
+    """Run ``fn.warmup()`` once per process, so that loading compiled kernels is not
+    counted in the seconds of the first item of a kind on each worker."""
+    hook = getattr(fn, "warmup", None)
+    if hook is None:
+        return
+    ident = ref if isinstance(ref, str) else f"{fn.__module__}:{fn.__qualname__}"
+    if ident not in _WARMED:
+        hook()
+        _WARMED.add(ident)
+
+
 def run_item(ref, params: dict, engine: dict, timeout: float | None = None,
              client=None) -> dict:
     """Run one item and describe it: ``{"status", "error", "figures", "seconds", ...}``.
@@ -509,6 +528,8 @@ def run_item(ref, params: dict, engine: dict, timeout: float | None = None,
     status, error, figures = STATUS_OK, "", {}
     try:
         fn = _import_ref(ref) if isinstance(ref, str) else ref
+        _warm_up(fn, ref)
+        t0 = time.perf_counter()
         kwargs = dict(params)
         if SOLVE_PARAM in inspect.signature(fn).parameters:
             kwargs[SOLVE_PARAM] = _solve_kwargs(engine, timeout, client)

@@ -50,3 +50,17 @@ def clique(*, generator: str = "gnp", n: int | None = None, p: float | None = No
     return {"search_status": r.status, "vertices": graph.n, "omega": r.objective,
             "bound_proven": r.bound, "nodes": r.nodes, "verified": verified,
             "search_seconds": r.search_seconds, "backend": r.backend}
+
+
+def _warmup() -> None:
+    """Load the kernels of every bound in this process on a 12-vertex graph."""
+    from engine.solve import solve
+
+    from .generators import gnp
+    from .problem import BOUNDS, CliqueProblem
+
+    for bound in BOUNDS:
+        solve(CliqueProblem(gnp(12, 0.5, seed=1), bound=bound), backend="sequential")
+
+
+clique.warmup = _warmup

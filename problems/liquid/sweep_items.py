@@ -58,3 +58,14 @@ def liquid(*, traffic: str | None = None, allocation: str | list | None = None,
             "liquid_throughput": r.get("liquid_throughput"),
             "round_robin_steps": r.get("round_robin_steps"), "nodes": r.get("nodes", 0),
             "verified": verified, "search_seconds": r.get("search_seconds", 0.0)}
+
+
+def _warmup() -> None:
+    """Load the search kernels in this process on the Fig. 1 traffic."""
+    from .problem import schedule_traffic
+    from .topology import fig1_traffic
+
+    schedule_traffic(fig1_traffic(), backend="sequential")
+
+
+liquid.warmup = _warmup

@@ -40,3 +40,13 @@ def uts(*, tree: str | None = None, options: str | None = None,
             raise SolutionError(f"UTS {problem.label}: counted {got}, published {expected}")
         out["matches_published"] = True
     return out
+
+
+def _warmup() -> None:
+    """Load the kernel (numba's on-disk cache) in this process: the smallest tree."""
+    from engine.solve import solve
+
+    solve(UTSProblem.preset("default"), backend="sequential")
+
+
+uts.warmup = _warmup

@@ -42,7 +42,17 @@ def subsets(*, weights: list, capacity: int, solve_kwargs: dict) -> dict:
     return {"count": r.count, "nodes": r.nodes, "backend": r.backend, "search": r.status}
 
 
-KINDS = {"square": square, "sleepy": sleepy, "subsets": subsets}
+EVENTS = []
+
+
+def noted(*, x: int) -> dict:
+    EVENTS.append(("item", x))
+    return {"x_again": x}
+
+
+noted.warmup = lambda: EVENTS.append(("warmup", os.getpid()))
+
+KINDS = {"square": square, "sleepy": sleepy, "subsets": subsets, "noted": noted}
 
 
 def brute_force_subsets(weights, capacity):
@@ -182,6 +192,14 @@ def test_search_items_in_process_and_stuck_items_time_out(tmp_path):
             assert r["backend"] == "sequential"
     stuck = [r for r in table if r["kind"] == "sleepy"][0]
     assert stuck["status"] == "timeout" and "timeout of 0.2 s" in stuck["error"]
+
+
+def test_warmup_runs_once_per_process_before_the_first_item(tmp_path):
+    grid = load_grid({"name": "w", "items": [{"kind": "noted", "instance": {"x": [1, 2, 3]}}]},
+                     KINDS)
+    run_sweep(grid, tmp_path, limit=2)
+    run_sweep(grid, tmp_path)
+    assert EVENTS == [("warmup", os.getpid()), ("item", 1), ("item", 2), ("item", 3)]
 
 
 # ------------------------------------------------------------------- the table
