@@ -62,7 +62,8 @@ done, and a later run skips it; items that failed, timed out or never ran (Ctrl-
 
 The table.  ``OUT/<name>.csv``: one row per finished item, written with one ``write``
 and an ``fsync``, so an interrupted sweep leaves whole rows (a torn last line, after a
-crash, is cut off at the next start).  Columns: key, kind, repeat, size, status
+crash, is cut off at the next start); one sweep at a time writes a table (a lock on
+``OUT/.<name>.lock``).  Columns: key, kind, repeat, size, status
 (``ok``, ``failed``, ``timeout``), error (one line), the parameters, the item's
 figures, seconds, where it ran (worker, host, CPU model), date (UTC) and the git
 commit of this checkout (``unknown`` outside one; ``-dirty`` with local changes).  When
@@ -625,8 +626,42 @@ class SweepTable:
         self.parquet_path = self.dir / f"{name}.parquet"
         self.columns: list = []
         self.rows: list = []
-        if self.path.exists():
-            self._read()
+        self._lock = self._take_lock(self.dir / f".{name}.lock", self.path)
+        try:
+            if self.path.exists():
+                self._read()
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _take_lock(path: Path, table: Path):
+        """One writer per table: a second sweep on the same table stops at once
+        (an advisory lock, released by the OS whatever ends this process)."""
+        try:
+            import fcntl
+        except ImportError:          # not POSIX: no lock
+            return None
+        f = open(path, "a")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            raise InputError(f"another sweep is writing {table}; "
+                             "wait for it or choose another --out folder") from None
+        return f
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> "SweepTable":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
 
     def _read(self) -> None:
         raw = self.path.read_bytes()
@@ -772,68 +807,68 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
     if timeout is not None and timeout <= 0:
         raise InputError(f"timeout must be > 0 seconds, got {timeout}")
     t_start = time.perf_counter()
-    table = SweepTable(out_dir, grid.name)
-    done = table.done_keys()
-    todo = [it for it in grid.items if it.key not in done]
-    if timeout is not None:
-        todo = [it if it.timeout is not None else replace(it, timeout=timeout) for it in todo]
-    summary = SweepSummary(grid=grid.name, table=str(table.path), parquet=None,
-                           total=len(grid.items), done_before=len(grid.items) - len(todo))
-    if limit is not None:
-        todo = todo[:limit]
-    summary.remaining = len(grid.items) - summary.done_before
-    commit = git_commit()
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = _bar(summary.total, summary.done_before, grid.name, progress)
+    with SweepTable(out_dir, grid.name) as table:
+        done = table.done_keys()
+        todo = [it for it in grid.items if it.key not in done]
+        if timeout is not None:
+            todo = [it if it.timeout is not None else replace(it, timeout=timeout) for it in todo]
+        summary = SweepSummary(grid=grid.name, table=str(table.path), parquet=None,
+                               total=len(grid.items), done_before=len(grid.items) - len(todo))
+        if limit is not None:
+            todo = todo[:limit]
+        summary.remaining = len(grid.items) - summary.done_before
+        commit = git_commit()
+        if progress is None:
+            progress = sys.stderr.isatty()
+        bar = _bar(summary.total, summary.done_before, grid.name, progress)
 
-    def record(item: SweepItem, outcome: dict) -> None:
-        row = _row(item, outcome, commit)
-        table.append(row)
-        summary.ran += 1
-        summary.remaining -= 1
-        st = outcome["status"]
-        if st == STATUS_OK:
-            summary.ok += 1
-        else:
-            summary.failed += st == STATUS_FAILED
-            summary.timeout += st == STATUS_TIMEOUT
-            summary.failures.append((item.key, item.kind, st, outcome["error"]))
-        bar.update(1)
-        if summary.failed or summary.timeout:
-            bar.set_postfix(failed=summary.failed + summary.timeout, refresh=False)
-        if on_row is not None:
-            on_row(row)
+        def record(item: SweepItem, outcome: dict) -> None:
+            row = _row(item, outcome, commit)
+            table.append(row)
+            summary.ran += 1
+            summary.remaining -= 1
+            st = outcome["status"]
+            if st == STATUS_OK:
+                summary.ok += 1
+            else:
+                summary.failed += st == STATUS_FAILED
+                summary.timeout += st == STATUS_TIMEOUT
+                summary.failures.append((item.key, item.kind, st, outcome["error"]))
+            bar.update(1)
+            if summary.failed or summary.timeout:
+                bar.set_postfix(failed=summary.failed + summary.timeout, refresh=False)
+            if on_row is not None:
+                on_row(row)
 
-    small = [it for it in todo if it.size == "small"] if client is not None else todo
-    big = [it for it in todo if it.size == "big"] if client is not None else []
-    try:
-        if client is None:
-            for item in small:
-                grace = None if item.timeout is None else item.timeout + _grace(item.timeout)
-                try:
-                    with _Alarm(grace):
-                        outcome = run_item(item.ref, item.params, item.engine, item.timeout)
-                except ItemTimeout:   # the alarm rang just after the item returned
-                    outcome = _abandoned(item)
-                record(item, outcome)
-        else:
-            _run_tasks(client, small, record)
-            for item in big:
-                record(item, run_item(item.ref, item.params, item.engine, item.timeout,
-                                      client=client))
-    except KeyboardInterrupt:
-        summary.interrupted = True
-        raise
-    finally:
-        bar.close()
-        summary.seconds = time.perf_counter() - t_start
-        if summary.ran:
-            p = table.write_parquet()
-            summary.parquet = None if p is None else str(p)
-        elif table.parquet_path.exists():
-            summary.parquet = str(table.parquet_path)
-    return summary
+        small = [it for it in todo if it.size == "small"] if client is not None else todo
+        big = [it for it in todo if it.size == "big"] if client is not None else []
+        try:
+            if client is None:
+                for item in small:
+                    grace = None if item.timeout is None else item.timeout + _grace(item.timeout)
+                    try:
+                        with _Alarm(grace):
+                            outcome = run_item(item.ref, item.params, item.engine, item.timeout)
+                    except ItemTimeout:   # the alarm rang just after the item returned
+                        outcome = _abandoned(item)
+                    record(item, outcome)
+            else:
+                _run_tasks(client, small, record)
+                for item in big:
+                    record(item, run_item(item.ref, item.params, item.engine, item.timeout,
+                                          client=client))
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            raise
+        finally:
+            bar.close()
+            summary.seconds = time.perf_counter() - t_start
+            if summary.ran:
+                p = table.write_parquet()
+                summary.parquet = None if p is None else str(p)
+            elif table.parquet_path.exists():
+                summary.parquet = str(table.parquet_path)
+        return summary
 
 
 def _abandoned(item: SweepItem) -> dict:

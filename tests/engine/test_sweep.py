@@ -208,14 +208,15 @@ def test_table_widens_repairs_a_torn_row_and_refuses_foreign_files(tmp_path):
     t.append({"key": "a", "status": "ok", "x": 1, "seconds": 0.5})
     t.append({"key": "b", "status": "ok", "x": 2, "y": "new", "seconds": 0.25})
     t.append({"key": "c", "status": "failed", "x": 3, "seconds": 0.1})
+    t.close()
     got = rows(tmp_path, "t")
     assert list(got[0]) == ["key", "status", "x", "y", "seconds"]
     assert [(r["key"], r["x"], r["y"]) for r in got] == [("a", "1", ""), ("b", "2", "new"),
                                                           ("c", "3", "")]
     with open(tmp_path / "t.csv", "a") as f:
         f.write("d,ok,4")                                    # a crash mid-row
-    again = SweepTable(tmp_path, "t")
-    assert again.done_keys() == {"a", "b"}
+    with SweepTable(tmp_path, "t") as again:
+        assert again.done_keys() == {"a", "b"}
     assert (tmp_path / "t.csv").read_text().endswith("\n")
     assert [r["key"] for r in rows(tmp_path, "t")] == ["a", "b", "c"]
     (tmp_path / "mine.csv").write_text("name,age\nann,3\n")
@@ -223,6 +224,14 @@ def test_table_widens_repairs_a_torn_row_and_refuses_foreign_files(tmp_path):
         SweepTable(tmp_path, "mine")
     assert (tmp_path / "mine.csv").read_text() == "name,age\nann,3\n"
     assert [parse_cell(c) for c in ("", "3", "2.5", "True", "x")] == [None, 3, 2.5, True, "x"]
+
+
+def test_one_writer_per_table(tmp_path):
+    grid = load_grid({"name": "t", "items": [{"kind": "square", "instance": {"x": 2}}]}, KINDS)
+    with SweepTable(tmp_path, "t"):
+        with pytest.raises(InputError, match="another sweep is writing"):
+            run_sweep(grid, tmp_path)
+    assert run_sweep(grid, tmp_path).ok == 1                 # released with the first
 
 
 def test_parquet_when_pyarrow_is_there(tmp_path):
