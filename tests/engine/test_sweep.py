@@ -245,7 +245,7 @@ def test_parquet_when_pyarrow_is_there(tmp_path):
 
 # ------------------------------------------- on a LocalCluster (the shared fixture)
 @pytest.fixture
-def client2(cluster4):
+def shared_client(cluster4):
     """The session's LocalCluster; a sweep uses whatever workers a cluster has."""
     yield cluster4
     # leave the shared cluster idle: wait for an abandoned task to come back
@@ -254,7 +254,7 @@ def client2(cluster4):
         time.sleep(0.05)
 
 
-def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, client2):
+def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, shared_client):
     weights = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
     log = str(tmp_path / "log")
     grid = load_grid({"name": "d", "items": [
@@ -263,11 +263,11 @@ def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, client2):
         {"kind": "subsets", "instance": {"weights": [weights], "capacity": 120},
          "size": "big", "settings": {"workers": [1, 2], "k": 2}}]}, KINDS)
     seen = []
-    summary = run_sweep(grid, tmp_path, client=client2, on_row=seen.append)
+    summary = run_sweep(grid, tmp_path, client=shared_client, on_row=seen.append)
     assert (summary.total, summary.ran, summary.ok, summary.failed) == (9, 9, 8, 1)
     table = rows(tmp_path, "d")
     assert [r["key"] for r in table] == [r["key"] for r in seen]
-    workers = set(client2.scheduler_info()["workers"])
+    workers = set(shared_client.scheduler_info()["workers"])
     for r in table:
         if r["kind"] == "square" and r["status"] == "ok":
             assert int(r["square"]) == int(r["x"]) ** 2 and r["worker"] in workers
@@ -281,16 +281,16 @@ def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, client2):
     sizes = [r["size"] for r in table]
     assert sizes == sorted(sizes, key=lambda s: s == "big")
     assert sorted(lines(log)) == [1, 2, 3, 4, 13]
-    rerun = run_sweep(grid, tmp_path, client=client2)
+    rerun = run_sweep(grid, tmp_path, client=shared_client)
     assert (rerun.done_before, rerun.ran, rerun.failed) == (8, 1, 1)
     assert sorted(lines(log)) == [1, 2, 3, 4, 13, 13]
 
 
-def test_dask_stuck_task_is_abandoned_and_the_rest_finish(tmp_path, client2):
+def test_dask_stuck_task_is_abandoned_and_the_rest_finish(tmp_path, shared_client):
     grid = load_grid({"name": "s", "items": [
         {"kind": "sleepy", "instance": {"seconds": 2}, "timeout": 0.2},
         {"kind": "square", "instance": {"x": [5, 6, 7]}}]}, KINDS)
-    summary = run_sweep(grid, tmp_path, client=client2)
+    summary = run_sweep(grid, tmp_path, client=shared_client)
     assert (summary.ok, summary.timeout) == (3, 1)
     stuck = [r for r in rows(tmp_path, "s") if r["kind"] == "sleepy"][0]
     assert stuck["status"] == "timeout" and "abandoned" in stuck["error"]
