@@ -1,0 +1,349 @@
+"""Latency tolerance: the stealstack with workers in two network namespaces.
+
+Testbed (one per delay D):
+
+* two network namespaces, each joined to the root namespace by a veth pair
+  (10.<net>.1.0/24 and 10.<net>.2.0/24; root side .1, namespace side .2; the
+  namespaces' default route is the root side).  IP forwarding is left as it is (off
+  on this machine), so the two namespaces cannot reach each other directly;
+* a ``dask scheduler`` in the root namespace on the root side of veth A;
+* one ``dask worker`` (1 thread, no nanny) inside each namespace, listening on its
+  namespace address and advertising (``--contact-address``) an address of the delay
+  proxy in the root namespace;
+* the delay proxy (:mod:`benchmarks.delay_proxy`) forwards to the worker and holds
+  every byte D seconds in each direction, so every worker-to-worker message (steals,
+  credit, reports, incumbents, stop) pays 2 D more per round trip.  The kernel of
+  this machine has no ``sch_netem`` (``tc`` says "Specified qdisc kind is unknown";
+  CONFIG_NET_SCH_NETEM is not set and there are no modules), so the proxy stands in
+  for ``netem delay D`` on the namespace end of each veth; where netem exists,
+  ``--netem`` uses it instead (proxy at D = 0 for the routing).  Worker-to-scheduler
+  traffic (heartbeats) is not delayed; scheduler-to-worker traffic goes through the
+  proxy, so only the set-up pays for it, not the search.  The client runs in the root
+  namespace.
+
+Measures, per delay: the steal round trip (bench_comm's method), UTS T1 (count
+checked: 4,130,071), G(1000, 0.35) (omega 11), optionally T1L; at the largest delay a
+few policy settings; the same delays through :mod:`benchmarks.simulate`.  Writes
+``benchmarks/results/latency.md`` and ``latency_raw.json``.
+
+    sudo python -m benchmarks.bench_latency                  # delays 0 0.1 1 5 ms
+    python -m benchmarks.bench_latency --cleanup             # remove leftovers
+
+Skips (exit 0, reason printed) when not root or when ``ip netns`` is unavailable.
+Namespaces, veth pairs and processes are removed on exit, also on failure.
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+PREFIX = "sslat"
+PY = sys.executable
+
+
+def skip_reason() -> str | None:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "not root: network namespaces and veth pairs need CAP_NET_ADMIN"
+    if shutil.which("ip") is None:
+        return "iproute2's `ip` is not installed"
+    if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "`ip netns` is unavailable"
+    return None
+
+
+def sh(*args, check=True):
+    r = subprocess.run(list(args), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def netem_available() -> bool:
+    if shutil.which("tc") is None:
+        return False
+    r = sh("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms", check=False)
+    if r.returncode == 0:
+        sh("tc", "qdisc", "del", "dev", "lo", "root", check=False)
+        return True
+    return False
+
+
+def free_port(host="127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def cleanup_leftovers() -> list[str]:
+    """Delete namespaces named ``sslat*`` (ours, from an interrupted run)."""
+    gone = []
+    out = sh("ip", "netns", "list", check=False).stdout
+    for line in out.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        if name.startswith(PREFIX):
+            sh("ip", "netns", "del", name, check=False)
+            gone.append(name)
+    for line in sh("ip", "-o", "link", "show", check=False).stdout.splitlines():
+        dev = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        if dev.startswith(PREFIX):
+            sh("ip", "link", "del", dev, check=False)
+            gone.append(dev)
+    return gone
+
+
+class Testbed:
+    """Two namespaces, a scheduler, two workers and the delay proxy, for one delay."""
+
+    def __init__(self, delay: float, use_netem: bool, workers_per_ns: int = 1):
+        self.delay = delay
+        self.use_netem = use_netem
+        self.per_ns = workers_per_ns
+        tag = f"{os.getpid() % 100000}"
+        self.ns = [f"{PREFIX}{tag}a", f"{PREFIX}{tag}b"]
+        self.veth = [(f"{PREFIX}{tag}a0", f"{PREFIX}{tag}a1"), (f"{PREFIX}{tag}b0", f"{PREFIX}{tag}b1")]
+        net = 100 + os.getpid() % 100
+        self.root_ip = [f"10.{net}.1.1", f"10.{net}.2.1"]
+        self.ns_ip = [f"10.{net}.1.2", f"10.{net}.2.2"]
+        self.procs: list[subprocess.Popen] = []
+        self.made_ns: list[str] = []
+        self.made_links: list[str] = []
+        self.scheduler = None
+
+    # -- set-up ------------------------------------------------------------------------------
+    def __enter__(self):
+        try:
+            self._up()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _spawn(self, args, ns=None, capture=False):
+        cmd = (["ip", "netns", "exec", ns] if ns else []) + args
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        out = subprocess.PIPE if capture else subprocess.DEVNULL
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True, env=env, cwd=root)
+        self.procs.append(p)
+        return p
+
+    def _up(self):
+        for i in range(2):
+            ns, (outer, inner) = self.ns[i], self.veth[i]
+            sh("ip", "netns", "add", ns)
+            self.made_ns.append(ns)
+            sh("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
+            self.made_links.append(outer)
+            sh("ip", "link", "set", inner, "netns", ns)
+            sh("ip", "addr", "add", f"{self.root_ip[i]}/24", "dev", outer)
+            sh("ip", "link", "set", outer, "up")
+            sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{self.ns_ip[i]}/24", "dev", inner)
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", inner, "up")
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+            sh("ip", "netns", "exec", ns, "ip", "route", "add", "default", "via", self.root_ip[i])
+            if self.use_netem and self.delay > 0:
+                sh("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", inner, "root", "netem",
+                   "delay", f"{self.delay * 1e3}ms")
+        port = free_port(self.root_ip[0])
+        self.scheduler = f"tcp://{self.root_ip[0]}:{port}"
+        bindir = os.path.dirname(PY)
+        sched = self._spawn([os.path.join(bindir, "dask"), "scheduler", "--host", self.root_ip[0],
+                             "--port", str(port), "--no-dashboard"])
+        self._wait_port(self.root_ip[0], port, sched)
+        routes, self.worker_addrs = [], []
+        for i in range(2):
+            for j in range(self.per_ns):
+                listen = free_port(self.root_ip[i])     # any free number; the ns is empty
+                contact = free_port(self.root_ip[i])
+                routes.append(f"{self.root_ip[i]}:{contact}={self.ns_ip[i]}:{listen}")
+                self.worker_addrs.append(f"tcp://{self.root_ip[i]}:{contact}")
+                self._spawn([os.path.join(bindir, "dask"), "worker", self.scheduler, "--no-nanny",
+                             "--nthreads", "1", "--listen-address", f"tcp://{self.ns_ip[i]}:{listen}",
+                             "--contact-address", f"tcp://{self.root_ip[i]}:{contact}",
+                             "--no-dashboard", "--name", f"ns{i}w{j}"], ns=self.ns[i])
+        proxy_delay = 0.0 if self.use_netem else self.delay
+        proxy = self._spawn([PY, "-m", "benchmarks.delay_proxy", "--delay", str(proxy_delay),
+                             *routes], capture=True)
+        line = proxy.stdout.readline()
+        if "ready" not in line:
+            raise RuntimeError(f"delay proxy did not start: {line!r}")
+
+    def _wait_port(self, host, port, proc, timeout=30):
+        t = time.time()
+        while time.time() - t < timeout:
+            if proc.poll() is not None:
+                raise RuntimeError(f"scheduler exited with status {proc.returncode}")
+            with socket.socket() as s:
+                if s.connect_ex((host, port)) == 0:
+                    return
+            time.sleep(0.2)
+        raise RuntimeError("scheduler did not start")
+
+    def client(self):
+        from distributed import Client
+        from engine.cluster import _quiet_logs
+
+        _quiet_logs()
+        c = Client(self.scheduler, timeout=30)
+        c.wait_for_workers(2 * self.per_ns, timeout=60)
+        return c
+
+    # -- tear-down ---------------------------------------------------------------------------
+    def close(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)   # its own session: only its children
+                except ProcessLookupError:
+                    pass
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait(timeout=5)
+        self.procs = []
+        for link in self.made_links:
+            sh("ip", "link", "del", link, check=False)
+        for ns in self.made_ns:
+            sh("ip", "netns", "del", ns, check=False)
+        self.made_links, self.made_ns = [], []
+
+
+# -- measurements -------------------------------------------------------------------------------
+def steal_rtt(client, a, b) -> float:
+    from benchmarks.bench_comm import fill_shared, time_handler
+    from engine.dask_backend import PLUGIN_NAME, StealstackPlugin
+
+    client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
+    client.run(fill_shared, workers=[b])
+    return client.submit(time_handler, b, 0, workers=[a], pure=False).result()
+
+
+def run_case(client, problem, runs, policy, expect_count=None, expect_obj=None):
+    from engine import solve
+
+    out = []
+    for _ in range(runs):
+        r = solve(problem, client=client, policy=policy)
+        if expect_count is not None:
+            assert r.count == expect_count, (r.count, expect_count)
+        if expect_obj is not None:
+            assert r.objective == expect_obj, (r.objective, expect_obj)
+        assert r.conservation()["holds"]
+        out.append({"search_seconds": r.search_seconds, "wall_seconds": r.wall_seconds,
+                    "nodes": r.nodes, "count": r.count, "objective": r.objective,
+                    "steals": sum(w.steals_succeeded for w in r.workers),
+                    "steals_tried": sum(w.steals_tried for w in r.workers),
+                    "idle": sum(w.idle_seconds for w in r.workers),
+                    "busy": sum(w.busy_seconds for w in r.workers),
+                    "load": os.getloadavg()[0]})
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--delays-ms", nargs="+", type=float, default=[0, 0.1, 1, 5])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--t1l", action="store_true", help="also T1L once at 0 and the largest delay")
+    ap.add_argument("--policies", action="store_true", help="policy sweep at the largest delay")
+    ap.add_argument("--netem", action="store_true", help="use tc netem if the kernel has it")
+    ap.add_argument("--cleanup", action="store_true")
+    ap.add_argument("--out", default="benchmarks/results/latency_raw.json")
+    args = ap.parse_args(argv)
+    reason = skip_reason()
+    if reason:
+        print(f"bench_latency skipped: {reason}")
+        return 0
+    if args.cleanup:
+        print("removed:", cleanup_leftovers())
+        return 0
+    atexit.register(cleanup_leftovers)
+    use_netem = args.netem and netem_available()
+    from engine import StealPolicy, solve
+    from problems.clique.generators import gnp
+    from problems.clique.problem import CliqueProblem
+    from problems.uts import UTSProblem
+
+    from .common import commit, cpu_model
+
+    t1 = UTSProblem.preset("T1")
+    clique = CliqueProblem(gnp(1000, 0.35, seed=1), mode="max", bound="colour")
+    data = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "commit": commit(),
+                        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                        "mechanism": "netem" if use_netem else "delay proxy"},
+            "delays": {}}
+    seq = {}
+    for name, prob in (("T1", t1), ("G1000_0.35", clique)):
+        solve(prob, backend="sequential", node_limit=10_000)
+        rs = [solve(prob, backend="sequential") for _ in range(args.runs)]
+        seq[name] = {"search_seconds": [r.search_seconds for r in rs], "nodes": rs[0].nodes,
+                     "load": os.getloadavg()[0]}
+        print("sequential", name, [round(r.search_seconds, 3) for r in rs], flush=True)
+    data["sequential"] = seq
+    omega = 11
+    pol = StealPolicy()
+    for d_ms in args.delays_ms:
+        d = d_ms / 1e3
+        entry = {}
+        with Testbed(d, use_netem) as tb, tb.client() as client:
+            a, b = sorted(client.scheduler_info()["workers"])
+            entry["steal_rtt_ms"] = steal_rtt(client, a, b)
+            print(f"delay {d_ms} ms: steal round trip {entry['steal_rtt_ms']:.3f} ms", flush=True)
+            entry["T1"] = run_case(client, t1, args.runs, pol, expect_count=4130071)
+            entry["G1000_0.35"] = run_case(client, clique, args.runs, pol, expect_obj=omega)
+            print(f"  T1 {[round(x['search_seconds'], 3) for x in entry['T1']]}  "
+                  f"G1000 {[round(x['search_seconds'], 3) for x in entry['G1000_0.35']]}", flush=True)
+            if args.t1l and (d_ms == args.delays_ms[0] or d_ms == max(args.delays_ms)):
+                entry["T1L"] = run_case(client, UTSProblem.preset("T1L"), 1, pol,
+                                        expect_count=102181082)
+                print(f"  T1L {entry['T1L'][0]['search_seconds']:.3f}", flush=True)
+            if args.policies and d_ms == max(args.delays_ms):
+                entry["policies"] = {}
+                for label, p in policy_sweep():
+                    entry["policies"][label] = {
+                        "T1": run_case(client, t1, args.runs, p, expect_count=4130071),
+                        "G1000_0.35": run_case(client, clique, max(1, args.runs - 1), p,
+                                               expect_obj=omega)}
+                    print(f"  policy {label}: T1 "
+                          f"{statistics.median(x['search_seconds'] for x in entry['policies'][label]['T1']):.3f}",
+                          flush=True)
+        data["delays"][str(d_ms)] = entry
+        with open(args.out, "w") as f:
+            json.dump(data, f, indent=1)
+    print("cleanup:", cleanup_leftovers() or "nothing left")
+    return 0
+
+
+def policy_sweep():
+    from engine import StealPolicy
+
+    base = StealPolicy()
+    return [("default (k 8, half, acquire 64, thr 32)", base),
+            ("steal k=8, no half", base.with_(steal_half=False)),
+            ("steal k=64, no half", base.with_(k=64, steal_half=False)),
+            ("k=32 half, release threshold 128", base.with_(k=32, release_threshold=128)),
+            ("acquire 8", base.with_(acquire=8)),
+            ("back-off 1-20 ms", base.with_(idle_backoff_max=0.02)),
+            ("chunks 20 ms", base.with_(chunk_seconds=0.02))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
