@@ -31,7 +31,7 @@ levels exactly, with the exact subtree size of every node of the deepest recorde
 level).  A row below the recorded levels is split when popped into children whose
 sizes follow a *split template* drawn from the recorded tree's own splits (parent
 size s, children's shares of s - 1, children in stack order), taken from a recorded
-parent of similar size (same power of two, else the nearest), so work is conserved
+parent of similar size (the nearest powers of two, pooled until 64 splits), so work is conserved
 exactly: the simulated node count is the real tree's.  A row of at most ``cutoff``
 nodes is consumed as a block (it is far smaller than a chunk; a block cut by the end
 of a chunk leaves its remainder on top of the local portion).
@@ -52,6 +52,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 REPORT_INTERVAL = 0.1
+#: recorded splits pooled (nearest sizes first) to split one unrecorded row.
+MIN_TEMPLATES = 64
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,14 @@ class Profile:
         b = int(s).bit_length() - 1
         lst = self._nearest.get(b)
         if lst is None:
-            keys = self.bucket_keys
-            j = int(np.argmin(np.abs(keys - b)))
-            lst = self._nearest[b] = [list(map(float, x)) for x in self.buckets[int(keys[j])]]
+            # the nearest powers of two, pooled until there are MIN_TEMPLATES splits (a
+            # bucket of one or two recorded parents would repeat their shape forever)
+            lst = []
+            for key in sorted(self.buckets, key=lambda k: (abs(k - b), k)):
+                lst += [list(map(float, x)) for x in self.buckets[key]]
+                if len(lst) >= MIN_TEMPLATES:
+                    break
+            self._nearest[b] = lst
         return lst[int(rng.random() * len(lst))]
 
 
