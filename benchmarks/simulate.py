@@ -170,14 +170,26 @@ class Tree:
         if rest <= 0:
             return []
         shares = self.p.template(row, self.rng)
-        sizes = [int(f * rest) for f in shares]
-        short = rest - sum(sizes)
+        if len(shares) >= rest:     # as many children as nodes left: all leaves
+            return [1] * rest
+        # every child is a row of at least one node (a leaf still sits on the stack until
+        # it is popped: dropping the children whose share rounds to 0 would undercount the
+        # stack's height and so the RELEASEs; measured: 10-25x too few on UTS T1)
+        sizes = [max(1, int(f * rest)) for f in shares]
+        excess = sum(sizes) - rest
+        if excess > 0:              # take the rounding excess from the largest children
+            for i in sorted(range(len(sizes)), key=sizes.__getitem__, reverse=True):
+                cut = min(excess, sizes[i] - 1)
+                sizes[i] -= cut
+                excess -= cut
+                if not excess:
+                    break
         i = 0
-        while short > 0:    # rounding remainder: one node each to the first children
+        while excess < 0:           # hand the remainder out, one node each
             sizes[i % len(sizes)] += 1
-            short -= 1
+            excess += 1
             i += 1
-        return [x for x in sizes if x > 0]
+        return sizes
 
 
 # -- workers ---------------------------------------------------------------------------------
@@ -194,6 +206,7 @@ class W:
     known: list = field(default_factory=list)
     next_report: float = 0.0
     idle_since: float | None = None
+    hidden: float = 0.0
     idle: float = 0.0
     nodes: int = 0
     chunks: int = 0
@@ -208,8 +221,14 @@ class W:
 
 def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
              machine: Machine = Machine(), cutoff: int | None = None, seed: int = 0,
-             max_events: int = 50_000_000) -> dict:
-    """Simulate one search on ``n`` workers; returns times, counters, per-worker stats."""
+             hidden_per_level: float = 0.0, max_events: int = 50_000_000) -> dict:
+    """Simulate one search on ``n`` workers; returns times, counters, per-worker stats.
+
+    ``hidden_per_level``: a block cut by the end of a chunk is one row here, but in the
+    real stack it is the unexplored siblings along the path into it; they count towards
+    the RELEASE threshold as ``hidden_per_level * log2(remaining block size)`` rows (they
+    sit on top, so RELEASE still takes the real rows below).  Fitted per tree on the real
+    1-worker RELEASE count (``benchmarks.scaling_study``)."""
     rng = random.Random(seed)
     if cutoff is None:
         cutoff = max(64, int(machine.rate * (policy.chunk_seconds or 0.005) / 20))
@@ -293,6 +312,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             else:
                 done += 1
                 local.extend(tree.expand(row))
+        w.hidden = hidden_per_level * math.log2(local[-1]) if local and 0 < local[-1] <= cut else 0.0
         w.nodes += done
         w.chunks += 1
         remaining -= done
@@ -365,9 +385,10 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             raise RuntimeError("simulation ran past max_events")
         w = workers[who]
         if kind == "chunk_end":
-            while len(w.local) > pol.release_threshold:
-                batch = w.local[:pol.k]
-                del w.local[:pol.k]
+            while len(w.local) + w.hidden > pol.release_threshold and len(w.local) > 1:
+                take = min(pol.k, len(w.local) - 1)
+                batch = w.local[:take]
+                del w.local[:take]
                 w.shared.append(batch)
                 w.shared_rows += len(batch)
                 w.releases += 1
@@ -426,7 +447,8 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             "idle_fraction": sum(w.idle + (end_time - w.idle_since if w.idle_since is not None else 0)
                                  for w in workers) / (n * search),
             "per_worker_nodes": [w.nodes for w in workers],
-            "chunks": sum(w.chunks for w in workers), "events": n_events, "cutoff": cutoff}
+            "chunks": sum(w.chunks for w in workers), "events": n_events, "cutoff": cutoff,
+            "releases": sum(w.releases for w in workers), "acquires": sum(w.acquires for w in workers)}
 
 
 def main(argv=None):

@@ -58,3 +58,10 @@ def test_split_templates_conserve_a_row(t1):
     for size in (65, 1_000, 12_345, 10**6):
         kids = tree.expand(size)
         assert sum(kids) == size - 1 and all(k > 0 for k in kids)
+
+
+def test_hidden_rows_change_releases_not_work(t1):
+    plain = simulate(t1, 2, SimPolicy(), Machine(), seed=3)
+    hidden = simulate(t1, 2, SimPolicy(), Machine(), seed=3, hidden_per_level=3.0)
+    assert plain["nodes"] == hidden["nodes"] == 4_130_071
+    assert hidden["releases"] > plain["releases"]
