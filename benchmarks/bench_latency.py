@@ -375,9 +375,6 @@ def policy_sweep():
             ("chunks 20 ms", base.with_(chunk_seconds=0.02))]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
 
 # -- report ---------------------------------------------------------------------------------------
 def _sim_policy(policy):
@@ -468,3 +465,7 @@ def write_report(data, path="benchmarks/results/latency.md"):
                          f"{g:.3f} | {statistics.median(r['steals'] for r in e['G1000_0.35']):.0f} |")
     write_section(path, "Latency tolerance (namespaces, veth, delayed links)", lines)
     return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())
