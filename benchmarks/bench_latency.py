@@ -385,7 +385,8 @@ NOTES = (
     "setting 3.1 ms: at load 14-24 on 2 cores a sleeping proxy thread wakes late even at nice -15 "
     "(on a quiet loopback test: 0.38 ms and 2.2 ms).  Read the table by its measured round trip "
     "(0.8, 2.7, 3.1, 14.3 ms).  A first pass with an asyncio proxy (epoll rounds sleeps up to 1 ms; "
-    "0.1 ms gave 4.6-5.0 ms) is kept in `latency_raw_asyncio_proxy.json`, not used.",
+    "0.1 ms gave 4.6-5.0 ms) is kept in `latency_raw_asyncio_proxy.json`, not used.  The header's "
+    "commit is the run's HEAD; the threaded nice -15 proxy it ran with was committed next (8191c56).",
     "* *2 workers tolerate the latency.*  From 0.8 to 14.3 ms round trip T1's search time and "
     "efficiency do not move beyond the noise (2.84 -> 2.75 s; 3-7 steals a run), nor do "
     "G(1000,.35)'s or T1L's (60.4 s -> 64.6 s, one run each at load 23-25).  A 3-60 s search "

@@ -144,6 +144,20 @@ def extra(ns=(64, 256, 1024)) -> list[dict]:
     return rows
 
 
+def orders(ns=(64, 256), seeds=(0, 1, 2)) -> list[dict]:
+    """The victim orders on T1L (steal-half on) over three seeds of the split resampling:
+    the one-seed table's differences are of the order of the seed-to-seed spread."""
+    prof = Profile.load(f"{PROFILES}/T1L.npz")
+    rows = []
+    for n in ns:
+        for victims in ("ring", "random", "permutation", "richest"):
+            sims = [simulate(prof, n, SimPolicy(victims=victims), Machine(rate=RATES["T1L"], latency=RTT),
+                             seed=sd, hidden_per_level=HIDDEN["T1L"]) for sd in seeds]
+            rows.append(summary("T1L", n, f"{victims} (3 seeds, median [min-max])", sims))
+            print(rows[-1], flush=True)
+    return rows
+
+
 def summary(case, n, label, sims) -> dict:
     return {"case": case, "workers": n, "config": label,
             "efficiency": med([s["efficiency"] for s in sims]),
@@ -201,14 +215,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
+    ap.add_argument("--orders", action="store_true",
+                    help="add the victim orders over three seeds to the .json")
     ap.add_argument("--extra", action="store_true",
                     help="add bounded polling and a costlier node to the .json")
     ap.add_argument("--cases", nargs="+", default=["T1L", "G1000_0.35"])
     args = ap.parse_args(argv)
-    if args.extra:
+    if args.extra or args.orders:
         with open(OUT + ".json") as f:
             data = json.load(f)
-        data["predictions"]["extra"] = extra()
+        if args.extra:
+            data["predictions"]["extra"] = extra()
+        if args.orders:
+            data["predictions"]["orders"] = orders()
         with open(OUT + ".json", "w") as f:
             json.dump(data, f, indent=1)
         return
@@ -229,6 +248,7 @@ def main(argv=None):
     data["calibration"] = calibration(seeds)
     data["predictions"] = predictions(args.cases, ns, seeds, variant_ns)
     data["predictions"]["extra"] = [] if args.quick else extra()
+    data["predictions"]["orders"] = [] if args.quick else orders()
     data["seconds"] = time.time() - t0
     with open(OUT + ".json", "w") as f:
         json.dump(data, f, indent=1)
@@ -262,11 +282,13 @@ NOTES: tuple[str, ...] = (
     "too small for more than ~64 workers whatever the policy (0-40 steals; the dealt root rows "
     "carry it).",
     "* *Victim order and steal-half.*  Steal-half matters most: off, T1L's efficiency roughly halves "
-    "at 64-256 workers (0.54 -> 0.33 at 64, ring).  Among orders, the fixed random permutation is "
-    "best at 64-256 (0.63 / 0.29 against ring 0.54 / 0.20); richest is worst at 256 (0.16): every "
-    "idle worker goes first to the same stale richest peer (gossip every 100 ms), whose event loop "
-    "queues the steals.  Bounded polling (4 victims a round) changes little for random (0.56 at 64) "
-    "and hurts richest.",
+    "at 64-256 workers (0.53 -> 0.33 at 64, ring).  Among orders (three seeds, T1L): the fixed random "
+    "permutation is best at 64 (0.63 [0.60-0.64] against ring 0.51 [0.48-0.54], random 0.54, "
+    "richest 0.51); at 256 permutation and random 0.24 / 0.23 against ring 0.19 and richest 0.16.  "
+    "Ring sends the thieves of a neighbourhood along the same path; richest sends every idle worker "
+    "first to the same stale richest peer (sizes gossiped every 100 ms), whose event loop queues "
+    "the steals.  Bounded polling (4 victims a round) changes little for random (0.56 at 64) and "
+    "hurts richest.  On G(1000,.35) the order makes no difference (0-40 steals in all).",
     "* *Latency* (model, T1L at 16 / 64 workers): round trip 0.1 ms 0.90 / 0.65, 1 ms 0.85 / 0.62, "
     "5 ms 0.77 / 0.36, 20 ms 0.46 / 0.18.  See latency.md for the measured 2-worker side.",
     "* *Not modelled:* CPU contention and the GIL share of the event loop, work inflation before an "
@@ -335,16 +357,19 @@ def write_md(data, notes=()):
                          f"{r['efficiency_max']:.2f}]")
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
     for key, title in (("variants", "Victim order x steal-half"), ("latency", "Round trip"),
-                       ("extra", "Bounded polling; a 10x costlier node")):
+                       ("extra", "Bounded polling; a 10x costlier node"),
+                       ("orders", "Victim orders, T1L, steal-half on, three seeds")):
         if not pred.get(key):
             continue
         vn = sorted({r["workers"] for r in pred[key]})
-        lines += ["", f"### {title} (efficiency; one seed each)", "",
+        lines += ["", f"### {title} (efficiency{'; one seed each' if key != 'orders' else ''})", "",
                   "| case | setting | " + " | ".join(f"{n} workers" for n in vn) + " |",
                   "|---|---|" + "---|" * len(vn)]
         for case in sorted({r["case"] for r in pred[key]}):
             for cfg in dict.fromkeys(r["config"] for r in pred[key] if r["case"] == case):
-                cells = [next((f"{x['efficiency']:.2f}" for x in pred[key] if x["case"] == case
+                cells = [next((f"{x['efficiency']:.2f}" + (f" [{x['efficiency_min']:.2f}-{x['efficiency_max']:.2f}]"
+                                                             if x["seeds"] > 1 else "")
+                               for x in pred[key] if x["case"] == case
                                and x["config"] == cfg and x["workers"] == n), "—") for n in vn]
                 lines.append(f"| {case} | {cfg} | " + " | ".join(cells) + " |")
     lines += ["", "![predicted efficiency](results/scaling_model.png)", ""] + list(notes)
