@@ -1,0 +1,178 @@
+"""Real processes for deployment tests: a ``dask scheduler`` and ``dask worker``s,
+each started here as a subprocess on 127.0.0.1 and ended by PID afterwards.
+
+``dask_processes`` is a factory fixture::
+
+    def test_x(dask_processes):
+        addr = dask_processes.scheduler()            # tcp://127.0.0.1:PORT, listening
+        dask_processes.workers(addr, n=2)            # one `dask worker --nworkers 2`
+        ... run stealsearch --scheduler addr ...
+        dask_processes.kill(proc)                    # e.g. to test a death
+
+On teardown every process it started, and every descendant they spawned (a
+``dask worker --nworkers 2`` is one CLI process, two nannies' worker processes),
+is sent SIGTERM, then SIGKILL after a grace period, by PID; the test then fails if
+any of them is still alive.  Nothing is ended by name.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from procutil import _alive  # tests/ is on sys.path (tests/conftest.py uses it too)
+
+DASK = str(Path(sys.executable).with_name("dask"))
+STEALSEARCH = str(Path(sys.executable).with_name("stealsearch"))
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    """Wait until something accepts TCP connections on 127.0.0.1:port."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process {proc.pid} exited with {proc.returncode} before listening")
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout} s")
+
+
+def descendants(pid: int) -> list[int]:
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def end_pids(pids, grace: float = 10.0) -> list[int]:
+    """SIGTERM each PID, wait up to ``grace`` s, SIGKILL survivors; return any left alive."""
+    for pid in pids:
+        if _alive(pid):
+            with _ignore_gone():
+                os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if _alive(pid):
+            with _ignore_gone():
+                os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+class _ignore_gone:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        return typ is ProcessLookupError
+
+
+class DaskProcesses:
+    """Schedulers and workers started as real processes; every PID is remembered."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.procs: list[subprocess.Popen] = []
+        self.seen: set[int] = set()   # every PID observed, descendants included
+        self.logs: list[Path] = []
+
+    def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
+        log = self.workdir / f"{name}-{len(self.procs)}.log"
+        self.logs.append(log)
+        with open(log, "wb") as out:
+            # a session of its own: a Ctrl-C in the terminal running pytest does not
+            # reach it half-way; teardown ends it by PID instead
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, cwd=self.workdir,
+                                    start_new_session=True)
+        self.procs.append(proc)
+        self.seen.add(proc.pid)
+        return proc
+
+    def scheduler(self, timeout: float = 60.0) -> str:
+        """Start ``dask scheduler`` on a free port; return its address once listening."""
+        port = free_port()
+        proc = self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1",
+                                         "--port", str(port), "--no-dashboard"])
+        wait_listening(port, proc, timeout)
+        self.last_scheduler = proc
+        return f"tcp://127.0.0.1:{port}"
+
+    def workers(self, address: str, n: int = 2) -> subprocess.Popen:
+        """Start ``dask worker ADDRESS --nworkers n --nthreads 1`` (returns at once)."""
+        return self._start("worker", [DASK, "worker", address, "--nworkers", str(n),
+                                      "--nthreads", "1", "--no-dashboard",
+                                      "--host", "127.0.0.1",
+                                      "--local-directory", str(self.workdir)])
+
+    def track(self) -> None:
+        """Remember the current descendants of every process started here."""
+        for p in self.procs:
+            self.seen.update(descendants(p.pid))
+
+    def kill(self, proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+        self.track()
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=30)
+
+    def end(self) -> list[int]:
+        self.track()
+        pids = sorted(self.seen)
+        left = end_pids(pids)
+        for p in self.procs:
+            if p.poll() is None:
+                p.wait(timeout=5)
+        return left
+
+    def log_text(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+                         for p in self.logs if p.exists())
+
+
+@pytest.fixture
+def dask_processes(tmp_path):
+    procs = DaskProcesses(tmp_path)
+    try:
+        yield procs
+    finally:
+        left = procs.end()
+    assert not left, f"processes survived teardown: {left}\n{procs.log_text()}"
+
+
+def run_cli(*args: str, timeout: float = 120.0, env_extra: dict | None = None):
+    """``stealsearch ARGS`` as a subprocess (ended by PID on timeout)."""
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    proc = subprocess.Popen([STEALSEARCH, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kids = descendants(proc.pid)
+        end_pids([proc.pid, *kids])
+        out, err = proc.communicate(timeout=10)
+        raise AssertionError(f"stealsearch {' '.join(args)} ran past {timeout} s\n{err[-3000:]}")
+    return proc.returncode, out, err
