@@ -171,7 +171,8 @@ def _seconds(value, what: str, default: float, env: str | None = None) -> float:
     if value is None:
         return default
     try:
-        seconds = parse_timedelta(value, "s")
+        seconds = (float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
+                   else parse_timedelta(value, "s"))
     except (TypeError, ValueError, KeyError):
         raise InputError(f"{source}: expected a number of seconds, got {value!r}") from None
     if seconds is None or not seconds > 0:
@@ -183,32 +184,57 @@ def _seconds(value, what: str, default: float, env: str | None = None) -> float:
 
 @contextlib.contextmanager
 def _sigint_held() -> Iterator[Callable[[], bool]]:
-    """Hold Ctrl-C (SIGINT) back while a cluster starts; yield ``pending()``.
+    """Hold Ctrl-C (SIGINT) back while a cluster starts; yield ``interrupted()``.
 
     A KeyboardInterrupt that lands in the middle of ``LocalCluster(...)`` leaves a
-    half-started cluster nobody can close (its nannies' worker processes outlive us,
-    and distributed's atexit hook trips over it).  So SIGINT is blocked in this thread
-    while the cluster starts, and in every thread and process started meanwhile (the
-    event loop, the worker processes: they inherit the mask, and so never take a
-    terminal's Ctrl-C themselves; their nanny ends them).  Afterwards the caller asks
-    ``pending()``, closes what it started, and raises KeyboardInterrupt itself; a signal
-    still pending on exit is consumed and turned into KeyboardInterrupt here.
-    Outside the main thread (signals go to the main thread only) this does nothing.
+    half-started cluster nobody can close: its nannies' worker processes outlive us
+    and distributed's atexit hook trips over it (``AssertionError: Status.init``).
+    So, while the cluster starts:
+
+    * SIGINT is *blocked* in this thread, hence in every thread and process started
+      from it meanwhile (the event loop, the worker processes inherit the mask): a
+      terminal's Ctrl-C, sent to the whole process group, does not kill a worker
+      process half-way through its imports; its nanny ends it on close;
+    * a SIGINT delivered anyway (to a native thread that does not block it, e.g. a
+      BLAS pool) only *records* the interrupt; a second one raises at once, for a
+      start that hangs.
+
+    Afterwards the caller asks ``interrupted()``, closes what it started and raises
+    KeyboardInterrupt itself; an interrupt still pending on exit raises it here.
+    Outside the main thread (Python handles signals there only) this does nothing.
     """
     if (threading.current_thread() is not threading.main_thread()
             or not hasattr(signal, "pthread_sigmask")):
         yield lambda: False
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    interrupted = False
+    # multiprocessing's resource tracker UNblocks SIGINT in the thread that first
+    # starts a process (resource_tracker.ensure_running); start it now, outside.
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()
+
+    presses = []
+
+    def record(signum, frame):
+        presses.append(time.monotonic())
+        if len(presses) > 1:
+            raise KeyboardInterrupt
+        _notice("interrupted: stopping once the cluster has started (Ctrl-C again to abandon it)")
+
+    previous_handler = signal.signal(signal.SIGINT, record)
+    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def interrupted() -> bool:
+        return bool(presses) or signal.SIGINT in signal.sigpending()
+
     try:
-        yield lambda: signal.SIGINT in signal.sigpending()
+        yield interrupted
     finally:
         if signal.SIGINT in signal.sigpending():
             signal.sigtimedwait({signal.SIGINT}, 0)  # consume it: we raise it ourselves
-            interrupted = True
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    if interrupted:
+            presses.append(time.monotonic())
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
+        signal.signal(signal.SIGINT, previous_handler)
+    if presses:
         raise KeyboardInterrupt
 
 
@@ -363,7 +389,11 @@ def read_cluster_config(path: str) -> ClusterPlan:
         _check_keys(spec, {"address"}, where)
         if "address" not in spec:
             raise InputError(f"{path}: kind 'scheduler' needs an 'address'")
-        return ClusterPlan(kind, path, address=check_scheduler_address(spec["address"]))
+        try:
+            address = check_scheduler_address(spec["address"])
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+        return ClusterPlan(kind, path, address=address)
 
     if kind == "ssh":
         _needs("asyncssh", kind, path)
@@ -375,8 +405,11 @@ def read_cluster_config(path: str) -> ClusterPlan:
         if not spec.get("hosts") or not isinstance(spec["hosts"], list):
             raise InputError(f"{path}: kind 'ssh' needs 'hosts', a list "
                              "(the first runs the scheduler)")
+        # worker_options go to each host's Nanny (and on to its Worker); SSHCluster
+        # itself takes n_workers (processes per host) out of them
         _check_keys(spec.get("worker_options") or {},
-                    _keywords(Nanny, Worker) - {"self"}, f"{where} worker_options")
+                    (_keywords(Nanny, Worker) | {"n_workers"}) - {"self"},
+                    f"{where} worker_options")
         _check_keys(spec.get("scheduler_options") or {},
                     _keywords(Scheduler) - {"self"}, f"{where} scheduler_options")
         return ClusterPlan(kind, path, factory=SSHCluster, kwargs=spec)

@@ -176,3 +176,51 @@ def run_cli(*args: str, timeout: float = 120.0, env_extra: dict | None = None):
         out, err = proc.communicate(timeout=10)
         raise AssertionError(f"stealsearch {' '.join(args)} ran past {timeout} s\n{err[-3000:]}")
     return proc.returncode, out, err
+
+
+SSHD = Path("/usr/sbin/sshd")
+
+
+@pytest.fixture
+def local_sshd(tmp_path):
+    """An sshd of our own on 127.0.0.1:PORT: generated host key, one authorized client
+    key, no passwords, no PAM; ended by PID (with every session it forked).
+
+    Yields ``(port, client_key_path, user)``.  Skips where there is no sshd binary
+    (``make test`` installs Debian's openssh-server when run as root).
+    """
+    import getpass
+    import shutil
+
+    if not SSHD.exists() or shutil.which("ssh-keygen") is None:
+        pytest.skip("no /usr/sbin/sshd (make test installs openssh-server when run as root)")
+    d = tmp_path / "sshd"
+    d.mkdir()
+    for name in ("host_key", "client_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)],
+                       check=True, timeout=30)
+    (d / "authorized_keys").write_text((d / "client_key.pub").read_text())
+    os.chmod(d / "authorized_keys", 0o600)
+    if os.geteuid() == 0:
+        # sshd run as root insists on its privilege-separation directory
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    port = free_port()
+    (d / "sshd_config").write_text("\n".join([
+        f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {d / 'host_key'}",
+        f"AuthorizedKeysFile {d / 'authorized_keys'}", f"PidFile {d / 'sshd.pid'}",
+        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+        "StrictModes no", "PermitRootLogin prohibit-password", "LogLevel ERROR", ""]))
+    log = open(d / "sshd.log", "wb")
+    proc = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(d / "sshd_config")],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    seen = {proc.pid}
+    try:
+        wait_listening(port, proc, timeout=30)
+        yield port, d / "client_key", getpass.getuser(), lambda: seen.update(descendants(proc.pid))
+    finally:
+        seen.update(descendants(proc.pid))
+        left = end_pids(sorted(seen))
+        proc.wait(timeout=10)
+        log.close()
+    assert not left, f"processes under sshd survived: {left}"
