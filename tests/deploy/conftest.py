@@ -62,6 +62,14 @@ def descendants(pid: int) -> list[int]:
         return []
 
 
+def wait_gone(pids, timeout: float) -> list[int]:
+    """Wait up to ``timeout`` s for ``pids`` to exit by themselves; return those alive."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
 def end_pids(pids, grace: float = 10.0) -> list[int]:
     """SIGTERM each PID, wait up to ``grace`` s, SIGKILL survivors; return any left alive."""
     for pid in pids:
