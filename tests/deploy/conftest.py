@@ -189,13 +189,29 @@ def run_cli(*args: str, timeout: float = 120.0, env_extra: dict | None = None):
 SSHD = Path("/usr/sbin/sshd")
 
 
+class LocalSshd:
+    """What a test needs of the sshd: where it listens, the key it accepts, and the
+    PIDs of the sessions it forked (recorded by ``track()`` while they live)."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, key: Path, user: str):
+        self.proc, self.port, self.key, self.user = proc, port, key, user
+        self.seen: set[int] = set()
+
+    def track(self) -> None:
+        self.seen.update(descendants(self.proc.pid))
+
+    def sessions(self) -> list[int]:
+        self.track()
+        return sorted(self.seen)
+
+
 @pytest.fixture
 def local_sshd(tmp_path):
     """An sshd of our own on 127.0.0.1:PORT: generated host key, one authorized client
-    key, no passwords, no PAM; ended by PID (with every session it forked).
+    key, no passwords, no PAM; ended by PID with every session it forked.
 
-    Yields ``(port, client_key_path, user)``.  Skips where there is no sshd binary
-    (``make test`` installs Debian's openssh-server when run as root).
+    Skips where there is no sshd binary (``make test`` installs Debian's
+    openssh-server when run as root).
     """
     import getpass
     import shutil
@@ -206,7 +222,7 @@ def local_sshd(tmp_path):
     d.mkdir()
     for name in ("host_key", "client_key"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)],
-                       check=True, timeout=30)
+                       check=True, timeout=30, stdout=subprocess.DEVNULL)
     (d / "authorized_keys").write_text((d / "client_key.pub").read_text())
     os.chmod(d / "authorized_keys", 0o600)
     if os.geteuid() == 0:
@@ -222,13 +238,12 @@ def local_sshd(tmp_path):
     proc = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(d / "sshd_config")],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
-    seen = {proc.pid}
+    sshd = LocalSshd(proc, port, d / "client_key", getpass.getuser())
     try:
         wait_listening(port, proc, timeout=30)
-        yield port, d / "client_key", getpass.getuser(), lambda: seen.update(descendants(proc.pid))
+        yield sshd
     finally:
-        seen.update(descendants(proc.pid))
-        left = end_pids(sorted(seen))
+        left = end_pids([proc.pid, *sshd.sessions()])
         proc.wait(timeout=10)
         log.close()
     assert not left, f"processes under sshd survived: {left}"
