@@ -338,6 +338,8 @@ class ClusterPlan:
     kwargs: dict = field(default_factory=dict)
     scale: dict | None = None
     address: str | None = None
+    #: worker processes the config asks for (None: unknown, e.g. an existing scheduler)
+    expected_workers: int | None = None
 
     def start(self):
         """Build the cluster (Ctrl-C safe) and ask for its workers."""
@@ -383,7 +385,8 @@ def read_cluster_config(path: str) -> ClusterPlan:
     if kind == "local":
         _check_keys(spec, _local_cluster_keywords() | {"workers", "force"}, where)
         spec.setdefault("workers", DEFAULT_WORKERS)
-        return ClusterPlan(kind, path, factory=local_cluster, kwargs=spec)
+        return ClusterPlan(kind, path, factory=local_cluster, kwargs=spec,
+                           expected_workers=spec["workers"])
 
     if kind == "scheduler":
         _check_keys(spec, {"address"}, where)
@@ -412,7 +415,9 @@ def read_cluster_config(path: str) -> ClusterPlan:
                     f"{where} worker_options")
         _check_keys(spec.get("scheduler_options") or {},
                     _keywords(Scheduler) - {"self"}, f"{where} scheduler_options")
-        return ClusterPlan(kind, path, factory=SSHCluster, kwargs=spec)
+        per_host = (spec.get("worker_options") or {}).get("n_workers", 1)
+        return ClusterPlan(kind, path, factory=SSHCluster, kwargs=spec,
+                           expected_workers=max(1, len(spec["hosts"]) - 1) * per_host)
 
     if kind in ("slurm", "pbs", "sge", "lsf"):
         jobqueue = _needs("dask_jobqueue", kind, path)
@@ -424,7 +429,8 @@ def read_cluster_config(path: str) -> ClusterPlan:
         jobs = spec.pop("jobs", 1)
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise InputError(f"{path}: 'jobs' must be a whole number >= 1, got {jobs!r}")
-        return ClusterPlan(kind, path, factory=cls, kwargs=spec, scale={"jobs": jobs})
+        return ClusterPlan(kind, path, factory=cls, kwargs=spec, scale={"jobs": jobs},
+                           expected_workers=jobs * int(spec.get("processes") or 1))
 
     if kind == "kubernetes":
         _needs("dask_kubernetes", kind, path)
@@ -432,20 +438,21 @@ def read_cluster_config(path: str) -> ClusterPlan:
         from dask_kubernetes.operator import KubeCluster
 
         _check_keys(spec, _keywords(KubeCluster, Cluster) - {"self"}, where)
-        return ClusterPlan(kind, path, factory=KubeCluster, kwargs=spec)
+        return ClusterPlan(kind, path, factory=KubeCluster, kwargs=spec,
+                           expected_workers=spec.get("n_workers"))
 
     raise InputError(f"{path}: unknown cluster kind {kind!r} "
                      "(expected local, scheduler, ssh, slurm, pbs, sge, lsf or kubernetes)")
 
 
 def _cluster_from_config(path: str, force: bool = False):
-    """(cluster or scheduler address, whether we own it) for a config file."""
+    """(cluster or scheduler address, whether we own it, the plan) for a config file."""
     plan = read_cluster_config(path)
     if plan.address is not None:
-        return plan.address, False
+        return plan.address, False, plan
     if plan.kind == "local" and force:
         plan.kwargs.setdefault("force", True)
-    return plan.start(), True
+    return plan.start(), True, plan
 
 
 # --------------------------------------------------------------------------- client
@@ -531,12 +538,22 @@ def _connect(target, address: str, timeout: float):
 
 
 def _running_workers(client) -> int:
-    workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    try:
+        info = client.scheduler_info(n_workers=-1)   # all of them (newer distributed)
+    except TypeError:
+        info = client.scheduler_info()
+    workers = info.get("workers", {})
     return sum(1 for w in workers.values() if w.get("status", "running") == "running")
 
 
-def _wait_for_workers(client, address: str, needed: int, timeout: float) -> None:
-    """Wait for ``needed`` running workers, telling the user if it is not immediate."""
+def _wait_for_workers(client, address: str, needed: int, timeout: float,
+                      minimum: int | None = None) -> None:
+    """Wait up to ``timeout`` s for ``needed`` running workers, telling the user if it is
+    not immediate; after that, go on with ``minimum`` (default: all needed) or fail.
+
+    (The search takes the workers present when it starts.)
+    """
+    minimum = needed if minimum is None else minimum
     try:
         if _running_workers(client) >= needed:
             return
@@ -547,8 +564,12 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float) -> None
     except TimeoutError as exc:
         from distributed.client import WorkerStartTimeoutError
         if isinstance(exc, WorkerStartTimeoutError):
+            have = exc.available_workers
+            if have >= minimum:
+                _notice(f"going on with {have} of {needed} workers at {address}")
+                return
             raise ClusterUnavailable(
-                f"the scheduler at {address} has {exc.available_workers} of {needed} "
+                f"the scheduler at {address} has {have} of {needed} "
                 f"worker{'s' if needed > 1 else ''} after {timeout:g} s; start workers with "
                 f"'dask worker {address} --nthreads 1', or see --wait-workers") from None
         raise ClusterUnavailable(f"lost the scheduler {address} while waiting for workers "
@@ -595,20 +616,26 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         scheduler = check_scheduler_address(scheduler)
 
     owned = None
+    # how many workers to wait for, and the fewest to go on with once the wait is over
+    needed, minimum, timeout = workers or 1, 1, wait_workers
     if config is not None:
-        target, is_owned = _cluster_from_config(config, force=force)
+        target, is_owned, plan = _cluster_from_config(config, force=force)
         owned = target if is_owned else None
+        if workers is None and plan.expected_workers:
+            needed = plan.expected_workers
     elif scheduler is not None:
         target = scheduler
     else:
         owned = target = local_cluster(workers, force=force)
+        # LocalCluster has started them all already; this only confirms it
+        needed = minimum = workers
+        timeout = max(wait_workers, 60.0)
     try:
         address = target if isinstance(target, str) else target.scheduler_address
         client = _connect(target, address, connect_timeout)
         try:
             if wait:
-                _wait_for_workers(client, address, workers or 1,
-                                  wait_workers if owned is None or config else 60.0)
+                _wait_for_workers(client, address, needed, timeout, minimum)
             yield client
         finally:
             _close_quietly(client)

@@ -47,7 +47,9 @@ def test_jobqueue_configs_render_the_expected_job_script(name, directives):
     plan = read_cluster_config(str(CONFIGS / f"{name}.yaml"))
     assert plan.scale == {"jobs": 4 if name == "slurm" else 2}
     # constructing the cluster starts only its scheduler, here; no job is submitted
-    with plan.factory(**plan.kwargs) as cluster:
+    assert plan.expected_workers == plan.scale["jobs"] * 16
+    # (the dashboard on a free port: another cluster on this machine may hold 8787)
+    with plan.factory(**plan.kwargs, scheduler_options={"dashboard_address": ":0"}) as cluster:
         script = cluster.job_script()
         address = cluster.scheduler_address
     for line in directives:

@@ -2,6 +2,7 @@
 started here, ``stealsearch ... --scheduler ADDR`` as a subprocess, every process ended
 by PID (see conftest.py)."""
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -9,6 +10,9 @@ import threading
 import time
 
 import psutil
+
+from engine.cluster import dask_client
+from stealsearch.cli import main
 
 from conftest import (STEALSEARCH, REPO, descendants, end_pids, free_port, run_cli,
                       wait_gone)
@@ -45,15 +49,19 @@ def test_uts_and_clique_on_a_scheduler_with_two_worker_processes(dask_processes)
     assert all((a, b) in edges for a in members for b in members if a != b)
 
 
-def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes):
+def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, caplog, capsys):
     address = dask_processes.scheduler()
 
     # nobody comes: the notice, then one line and exit 2 after --wait-workers
-    code, out, err = run_cli("uts", "--scheduler", address, "--wait-workers", "1", "--json")
-    lines = err.strip().splitlines()
+    # (in this process: the command's own start-up would only add seconds)
+    with caplog.at_level(logging.WARNING, logger="engine.cluster"):
+        code = main(["uts", "--scheduler", address, "--wait-workers", "1", "--json"])
+    out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert lines[0].startswith(f"waiting for 1 worker at {address}")
-    assert len(lines) == 2 and "has 0 of 1 worker after 1 s" in lines[1]
+    assert caplog.messages == [f"waiting for 1 worker at {address} "
+                               "(up to 1 s; see --wait-workers) ..."]
+    assert err.count("\n") == 1 and "has 0 of 1 worker after 1 s" in err
+    caplog.clear()
 
     # a worker joins 2 s after the run started: it waits and finishes
     timer = threading.Timer(2.0, dask_processes.workers, args=(address,), kwargs={"n": 1})
@@ -65,6 +73,12 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes):
     assert code == 0, err
     assert json.loads(out)["count"] == 1732
     assert err.startswith(f"waiting for 1 worker at {address}")
+
+    # asked for 2 (API), 1 there: after the wait, go on with the one, and say so
+    with caplog.at_level(logging.WARNING, logger="engine.cluster"):
+        with dask_client(scheduler=address, workers=2, wait_workers=1) as client:
+            assert len(client.scheduler_info()["workers"]) == 1
+    assert "going on with 1 of 2 workers" in caplog.text
 
 
 def test_scheduler_death_while_waiting_is_one_line(dask_processes):
