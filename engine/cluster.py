@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import ClusterUnavailable, InputError
+from .errors import ClusterUnavailable, InputError, SearchFailed
 
 #: Worker processes of the embedded default cluster (``make demo``).
 DEFAULT_WORKERS = 2
@@ -61,6 +61,8 @@ _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 
 def _quiet_logs() -> None:
+    import distributed  # noqa: F401  (its import configures these loggers: go after it)
+
     for name in ("distributed", "distributed.worker", "distributed.scheduler",
                  "distributed.nanny", "distributed.core", "distributed.http.proxy",
                  "distributed.utils_perf", "bokeh", "tornado"):
@@ -636,7 +638,15 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         try:
             if wait:
                 _wait_for_workers(client, address, needed, timeout, minimum)
-            yield client
+            try:
+                yield client
+            except (OSError, RuntimeError) as exc:
+                # the scheduler went away under the caller (distributed then says
+                # "ConnectionPool closing" or times out reconnecting, in a long
+                # traceback): one line; with the client still connected, a bug of ours
+                if getattr(client, "status", "running") == "running":
+                    raise
+                raise SearchFailed(f"lost the scheduler {address} ({_reason(exc)})") from exc
         finally:
             _close_quietly(client)
     finally:

@@ -10,7 +10,9 @@ import threading
 import time
 
 import psutil
+import pytest
 
+from engine import SearchFailed
 from engine.cluster import dask_client
 from stealsearch.cli import main
 
@@ -81,18 +83,25 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, capl
     assert "going on with 1 of 2 workers" in caplog.text
 
 
-def test_scheduler_death_while_waiting_is_one_line(dask_processes):
+def test_scheduler_death_while_waiting_or_working_is_one_line(dask_processes):
     address = dask_processes.scheduler()
     proc = subprocess.Popen([STEALSEARCH, "uts", "--scheduler", address, "--connect-timeout", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, cwd=REPO)
     try:
-        first = proc.stderr.readline()          # the run is connected and waiting
-        assert first.startswith("waiting for 1 worker"), first
-        dask_processes.kill(dask_processes.last_scheduler)
+        with pytest.raises(SearchFailed, match=f"lost the scheduler {address}") as lost:
+            with dask_client(scheduler=address, wait=False, connect_timeout=2) as client:
+                assert client.run(os.getpid) == {}
+                first = proc.stderr.readline()          # the run is connected and waiting
+                assert first.startswith("waiting for 1 worker"), first
+                dask_processes.kill(dask_processes.last_scheduler)
+                # a client in use when the scheduler dies: distributed raises from its
+                # closed connection pool; the door turns that into one line
+                client.run(os.getpid)
         out, err = proc.communicate(timeout=60)
     finally:
         end_pids([proc.pid, *descendants(proc.pid)])
+    assert "\n" not in str(lost.value)
     assert proc.returncode == 2 and out == ""
     assert err.count("\n") == 1 and f"lost the scheduler {address}" in err, err
 
