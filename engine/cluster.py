@@ -610,16 +610,15 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     if workers is not None or local:
         # never `workers or DEFAULT`: 0 must be refused, not read as "the default"
         workers = DEFAULT_WORKERS if workers is None else workers
-        if local:
-            workers = check_worker_count(workers, force)
-        elif isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-            raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
+        # (a local count is checked against cores and memory by local_cluster itself)
+        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+            raise InputError(f"--workers must be a whole number >= 1, got {workers!r}")
     if scheduler is not None:
         scheduler = check_scheduler_address(scheduler)
 
     owned = None
     # how many workers to wait for, and the fewest to go on with once the wait is over
-    needed, minimum, timeout = workers or 1, 1, wait_workers
+    needed, minimum, timeout = (1 if workers is None else workers), 1, wait_workers
     if config is not None:
         target, is_owned, plan = _cluster_from_config(config, force=force)
         owned = target if is_owned else None

@@ -16,28 +16,27 @@ from engine import SearchFailed
 from engine.cluster import dask_client
 from stealsearch.cli import main
 
-from conftest import (STEALSEARCH, REPO, descendants, end_pids, free_port, run_cli,
-                      wait_gone)
+from conftest import STEALSEARCH, REPO, descendants, end_pids, free_port, wait_gone
 
 KELLER4 = "tests/clique/data/keller4.clq"
 
 
-def test_uts_and_clique_on_a_scheduler_with_two_worker_processes(dask_processes):
+def test_uts_and_clique_on_a_scheduler_with_two_worker_processes(dask_processes, capsys):
     address = dask_processes.scheduler()
     dask_processes.workers(address, n=2)
-    # the first run waits for one worker; the UTS count is exact whatever joins when
-    code, out, err = run_cli("uts", "--tree", "T1", "--scheduler", address, "--json")
-    assert code == 0, err
-    uts = json.loads(out)
+    # the command runs in this process (its own start-up would only add seconds; the
+    # subprocess path is exercised below); scheduler and workers are real processes.
+    # The first run waits for a worker; the UTS count is exact whatever joins when.
+    assert main(["uts", "--tree", "T1", "--scheduler", address, "--json"]) == 0
+    uts = json.loads(capsys.readouterr().out)
     assert uts["count"] == 4130071 and uts["status"] == "exhausted"
     assert uts["nodes"] == 4130071 and uts["conservation"]["holds"]
     assert uts["workers"] and all(w["worker"].startswith("tcp://127.0.0.1:") for w in uts["workers"])
-    assert "Traceback" not in err
 
-    code, out, err = run_cli("clique", KELLER4, "--scheduler", address, "--json")
-    assert code == 0, err
-    clique = json.loads(out)
+    assert main(["clique", str(REPO / KELLER4), "--scheduler", address, "--json"]) == 0
+    clique = json.loads(capsys.readouterr().out)
     assert clique["status"] == "optimal" and clique["objective"] == 11
+    assert clique["backend"] == "dask[2]"
     # check the clique here rather than trust the run's own verifier
     edges = set()
     with open(REPO / KELLER4) as f:
@@ -69,12 +68,15 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, capl
     timer = threading.Timer(2.0, dask_processes.workers, args=(address,), kwargs={"n": 1})
     timer.start()
     try:
-        code, out, err = run_cli("uts", "--scheduler", address, "--json")
+        with caplog.at_level(logging.WARNING, logger="engine.cluster"):
+            code = main(["uts", "--scheduler", address, "--json"])
     finally:
         timer.join()
+    out, err = capsys.readouterr()
     assert code == 0, err
     assert json.loads(out)["count"] == 1732
-    assert err.startswith(f"waiting for 1 worker at {address}")
+    assert caplog.messages[0].startswith(f"waiting for 1 worker at {address}")
+    caplog.clear()
 
     # asked for 2 (API), 1 there: after the wait, go on with the one, and say so
     with caplog.at_level(logging.WARNING, logger="engine.cluster"):
@@ -106,13 +108,13 @@ def test_scheduler_death_while_waiting_or_working_is_one_line(dask_processes):
     assert err.count("\n") == 1 and f"lost the scheduler {address}" in err, err
 
 
-def test_unreachable_scheduler_fails_within_the_connect_timeout():
+def test_unreachable_scheduler_fails_within_the_connect_timeout(capsys):
     port = free_port()
     t0 = time.monotonic()
-    code, out, err = run_cli("uts", "--scheduler", f"tcp://127.0.0.1:{port}",
-                             "--connect-timeout", "1", "--json")
-    assert code == 2 and out == ""
-    assert err.count("\n") == 1
+    assert main(["uts", "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "1",
+                 "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
     assert f"cannot reach scheduler tcp://127.0.0.1:{port} within 1 s" in err
     assert time.monotonic() - t0 < 60   # a bound against hanging, not a speed figure
 
