@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test bench venv clean sshd
 
 venv: $(STAMP)
 
@@ -19,8 +19,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/stealsearch demo
 
-test: $(STAMP)
+test: $(STAMP) sshd
 	$(PY) -m pytest -q tests
+
+# tests/deploy runs a real SSHCluster against an sshd of its own on 127.0.0.1 (started
+# and ended by the test).  Debian's openssh-server provides the binary; install it when
+# we may (root, apt-get) and it is missing (~15 s once); otherwise that test skips.
+sshd:
+	@test -x /usr/sbin/sshd || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends openssh-server >/dev/null; } ; } || \
+	  echo "note: no sshd; the SSHCluster test will skip"
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all

@@ -9,31 +9,294 @@
     with dask_client(config="cluster_configs/local.yaml") as client:
         ...
 
-A LocalCluster started here is closed (and its worker processes ended) on exit; a
-cluster we merely connected to is left running.
+A cluster started here is closed (and its worker processes ended) on exit; a cluster
+we merely connected to is left running.  Everything a user can get wrong on the way
+(a malformed address, an absurd worker count, an unknown key in a config file, a
+scheduler that does not answer or has no workers) raises an
+:class:`~engine.errors.InputError` whose message is one line:
+
+>>> check_scheduler_address("127.0.0.1:8786")
+'tcp://127.0.0.1:8786'
+>>> check_scheduler_address("tcp://headnode")
+Traceback (most recent call last):
+...
+engine.errors.InputError: scheduler address 'tcp://headnode' has no port: expected PROTOCOL://HOST:PORT, e.g. tcp://127.0.0.1:8786
 """
 from __future__ import annotations
 
 import contextlib
+import inspect
+import ipaddress
 import logging
+import numbers
 import os
+import re
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-from .errors import InputError
+from .errors import ClusterUnavailable, InputError, SearchFailed
 
 #: Worker processes of the embedded default cluster (``make demo``).
 DEFAULT_WORKERS = 2
+#: Seconds to reach a scheduler before giving up (``--connect-timeout``).
+DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Seconds to wait for the first worker of a scheduler that has none (``--wait-workers``).
+DEFAULT_WAIT_WORKERS = 30.0
+#: Beyond this many worker processes per core a local cluster is refused without force.
+MAX_WORKERS_PER_CORE = 4
+#: A worker process (interpreter, numpy, numba, distributed) needs about this much memory.
+MIN_MEMORY_PER_WORKER = 300 * 2**20
+
+#: Protocols a scheduler address may name: distributed's comm backends, less
+#: ``inproc`` (reachable only from inside the process that created it).
+PROTOCOLS = ("tcp", "tls", "ws", "wss", "ucx")
+
+log = logging.getLogger(__name__)
+
+_HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 
 def _quiet_logs() -> None:
+    import distributed  # noqa: F401  (its import configures these loggers: go after it)
+
     for name in ("distributed", "distributed.worker", "distributed.scheduler",
                  "distributed.nanny", "distributed.core", "distributed.http.proxy",
                  "distributed.utils_perf", "bokeh", "tornado"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # "Failed to reconnect to scheduler ... closing client": we report the same
+    # failure ourselves, in one line.
+    logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
 
 
-def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, **kwargs):
+def _notice(message: str) -> None:
+    """A line for the user on stderr (through logging, so an API caller can route it).
+
+    With no logging configured, Python's last-resort handler prints the bare message.
+    """
+    log.warning(message)
+
+
+# --------------------------------------------------------------------------- checks
+
+def check_scheduler_address(address) -> str:
+    """The normalised ``PROTOCOL://HOST:PORT`` of a scheduler, or InputError.
+
+    Follows distributed's own parsing (``distributed.comm.addressing``): no protocol
+    means ``tcp``; the host and port are required (distributed would otherwise fall
+    back to a default port and hang on a name such as ``foo``).
+    """
+    from distributed.comm.addressing import parse_host_port
+
+    if not isinstance(address, str) or not address.strip():
+        raise InputError(f"scheduler address must be PROTOCOL://HOST:PORT, got {address!r}")
+    if address != address.strip() or any(c.isspace() for c in address):
+        raise InputError(f"scheduler address {address!r} contains white space")
+    protocol, sep, location = address.partition("://")
+    if not sep:
+        protocol, location = "tcp", address
+    if protocol not in PROTOCOLS:
+        raise InputError(f"scheduler address {address!r}: unsupported protocol {protocol!r} "
+                         f"(expected one of {', '.join(p + '://' for p in PROTOCOLS)})")
+    try:
+        host, port = parse_host_port(location)
+    except ValueError as exc:
+        if "missing port" in str(exc):
+            raise InputError(f"scheduler address {address!r} has no port: expected "
+                             "PROTOCOL://HOST:PORT, e.g. tcp://127.0.0.1:8786") from None
+        raise InputError(f"scheduler address {address!r} is malformed: {exc}") from None
+    if not 1 <= port <= 65535:
+        raise InputError(f"scheduler address {address!r}: port {port} is not in 1..65535")
+    if not _valid_host(host):
+        raise InputError(f"scheduler address {address!r}: {host!r} is not a host name or IP address")
+    return f"{protocol}://{location}"
+
+
+def _valid_host(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return bool(_HOSTNAME.match(host)) and len(host) <= 253
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask, not the machine's total)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def available_memory() -> int:
+    import psutil
+    return psutil.virtual_memory().available
+
+
+def check_worker_count(workers, force: bool = False) -> int:
+    """Validate the number of worker *processes* of a cluster started on this machine.
+
+    Refused without ``force``: fewer than 1; more than ``MAX_WORKERS_PER_CORE`` per
+    usable core; more than the available memory holds at ``MIN_MEMORY_PER_WORKER``
+    each.  More than one per core is allowed with a notice: the processes then share
+    cores, and a speed-up measured that way means little.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+        raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
+    workers = int(workers)
+    if workers < 1:
+        raise InputError(f"--workers must be >= 1, got {workers}")
+    cores = usable_cores()
+    if workers > MAX_WORKERS_PER_CORE * cores and not force:
+        raise InputError(f"--workers {workers}: more than {MAX_WORKERS_PER_CORE} worker processes "
+                         f"per core ({cores} cores here); add --force to start them anyway")
+    memory = available_memory()
+    if workers * MIN_MEMORY_PER_WORKER > memory and not force:
+        raise InputError(f"--workers {workers}: {memory / 2**20:.0f} MB of memory available, less "
+                         f"than {MIN_MEMORY_PER_WORKER // 2**20} MB per worker process; "
+                         "add --force to start them anyway")
+    if workers > cores:
+        _notice(f"note: {workers} worker processes on {cores} cores: they share the cores")
+    return workers
+
+
+def _seconds(value, what: str, default: float, env: str | None = None) -> float:
+    """A positive number of seconds from a keyword, an environment variable or a default."""
+    from dask.utils import parse_timedelta
+
+    source = what
+    if value is None and env and os.environ.get(env):
+        value, source = os.environ[env], env
+    if value is None:
+        return default
+    try:
+        seconds = (float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
+                   else parse_timedelta(value, "s"))
+    except (TypeError, ValueError, KeyError):
+        raise InputError(f"{source}: expected a number of seconds, got {value!r}") from None
+    if seconds is None or not seconds > 0:
+        raise InputError(f"{source} must be > 0 seconds, got {value!r}")
+    return float(seconds)
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[Callable[[], bool]]:
+    """Hold Ctrl-C (SIGINT) back while a cluster starts; yield ``interrupted()``.
+
+    A KeyboardInterrupt that lands in the middle of ``LocalCluster(...)`` leaves a
+    half-started cluster nobody can close: its nannies' worker processes outlive us
+    and distributed's atexit hook trips over it (``AssertionError: Status.init``).
+    So, while the cluster starts:
+
+    * SIGINT is *blocked* in this thread, hence in every thread and process started
+      from it meanwhile (the event loop, the worker processes inherit the mask): a
+      terminal's Ctrl-C, sent to the whole process group, does not kill a worker
+      process half-way through its imports; its nanny ends it on close;
+    * a SIGINT delivered anyway (to a native thread that does not block it, e.g. a
+      BLAS pool) only *records* the interrupt; a second one raises at once, for a
+      start that hangs.
+
+    Afterwards the caller asks ``interrupted()``, closes what it started and raises
+    KeyboardInterrupt itself; an interrupt still pending on exit raises it here.
+    Outside the main thread (Python handles signals there only) this does nothing.
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or not hasattr(signal, "pthread_sigmask")):
+        yield lambda: False
+        return
+    # multiprocessing's resource tracker UNblocks SIGINT in the thread that first
+    # starts a process (resource_tracker.ensure_running); start it now, outside.
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()
+
+    presses = []
+
+    def record(signum, frame):
+        presses.append(time.monotonic())
+        if len(presses) > 1:
+            raise KeyboardInterrupt
+        _notice("interrupted: stopping once the cluster has started (Ctrl-C again to abandon it)")
+
+    previous_handler = signal.signal(signal.SIGINT, record)
+    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def interrupted() -> bool:
+        return bool(presses) or signal.SIGINT in signal.sigpending()
+
+    try:
+        yield interrupted
+    finally:
+        if signal.SIGINT in signal.sigpending():
+            signal.sigtimedwait({signal.SIGINT}, 0)  # consume it: we raise it ourselves
+            presses.append(time.monotonic())
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
+        signal.signal(signal.SIGINT, previous_handler)
+    if presses:
+        raise KeyboardInterrupt
+
+
+def _start_owned(factory: Callable[[], object]):
+    """Start a cluster with Ctrl-C held back; close it again if Ctrl-C came meanwhile."""
+    with _sigint_held() as interrupted:
+        try:
+            cluster = factory()
+        except Exception:
+            if interrupted():
+                raise KeyboardInterrupt from None
+            raise
+        if interrupted():
+            _close_quietly(cluster)
+            raise KeyboardInterrupt
+    return cluster
+
+
+def _close_quietly(thing, timeout: float = 30.0) -> None:
+    """Close a client or cluster; a failure to close must not hide what went before."""
+    try:
+        try:
+            thing.close(timeout=timeout)
+        except TypeError:  # a cluster class whose close() takes no timeout
+            thing.close()
+    except (OSError, RuntimeError, TimeoutError, ValueError) as exc:
+        log.debug("closing %r failed: %r", thing, exc)
+
+
+# --------------------------------------------------------------------------- local
+
+def _keywords(*callables) -> set[str]:
+    """The named parameters of ``callables`` (classes: of their ``__init__``)."""
+    names: set[str] = set()
+    for c in callables:
+        for name, p in inspect.signature(c).parameters.items():
+            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                names.add(name)
+    return names
+
+
+def _check_keys(given, allowed: set[str], where: str) -> None:
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise InputError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(map(repr, unknown))}")
+
+
+def _local_cluster_keywords() -> set[str]:
+    """What ``LocalCluster`` accepts: its own parameters and, through
+    ``**worker_kwargs``, the Nanny's and the Worker's (a key none of them takes
+    would otherwise surface as 'Nanny failed to start' from a worker process)."""
+    from distributed import LocalCluster, Nanny, Worker
+
+    return (_keywords(LocalCluster, Nanny, Worker)
+            - {"self", "n_workers", "processes", "scheduler_ip", "scheduler_file"})
+
+
+def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *,
+                  force: bool = False, **kwargs):
     """A ``LocalCluster`` of worker *processes* on 127.0.0.1 with no dashboard.
 
     One thread per worker: the search loop secedes from it, and the kernel releases
@@ -41,8 +304,8 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     """
     from distributed import LocalCluster
 
-    if workers < 1:
-        raise InputError(f"--workers must be >= 1, got {workers}")
+    workers = check_worker_count(workers, force)
+    _check_keys(kwargs, _local_cluster_keywords(), "local cluster")
     _quiet_logs()
     kwargs.setdefault("dashboard_address", ":0")  # a free port: never clash with another cluster
     kwargs.setdefault("host", "127.0.0.1")
@@ -53,12 +316,59 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     # it cannot see into a nogil kernel and only competes for the cores.  The config
     # is captured by each Nanny and handed to its worker process.
     with dask.config.set({"distributed.worker.profile.enabled": False}):
-        return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
-                            processes=True, **kwargs)
+        return _start_owned(lambda: LocalCluster(
+            n_workers=workers, threads_per_worker=threads_per_worker, processes=True, **kwargs))
 
 
-def _cluster_from_config(path: str):
-    """Build a cluster object from one of ``cluster_configs/*.yaml``."""
+# --------------------------------------------------------------------------- configs
+
+#: cluster config kind -> the extra that installs what it needs
+EXTRAS = {"ssh": "ssh", "slurm": "jobqueue", "pbs": "jobqueue", "sge": "jobqueue",
+          "lsf": "jobqueue", "kubernetes": "kubernetes"}
+
+
+@dataclass
+class ClusterPlan:
+    """A cluster config file, read and checked, nothing started yet.
+
+    ``factory(**kwargs)`` builds the cluster (for ``kind: scheduler``, ``address`` is
+    set instead and nothing is built); ``scale`` is applied once it is up.
+    """
+    kind: str
+    source: str
+    factory: Callable | None = None
+    kwargs: dict = field(default_factory=dict)
+    scale: dict | None = None
+    address: str | None = None
+    #: worker processes the config asks for (None: unknown, e.g. an existing scheduler)
+    expected_workers: int | None = None
+
+    def start(self):
+        """Build the cluster (Ctrl-C safe) and ask for its workers."""
+        cluster = _start_owned(lambda: self.factory(**self.kwargs))
+        if self.scale:
+            try:
+                cluster.scale(**self.scale)
+            except BaseException:
+                _close_quietly(cluster)
+                raise
+        return cluster
+
+
+def _needs(module: str, kind: str, path: str):
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS[kind]
+        raise InputError(f"{path}: kind {kind!r} needs {module.split('.')[0]}: "
+                         f"pip install 'stealsearch[{extra}]'") from None
+
+
+def read_cluster_config(path: str) -> ClusterPlan:
+    """Read one of ``cluster_configs/*.yaml`` and check every key against the class
+    it goes to, so that a typo is one line naming the key and the file instead of a
+    failure deep inside a worker process, a batch job or a pod."""
     import yaml
 
     p = Path(path)
@@ -70,64 +380,274 @@ def _cluster_from_config(path: str):
         raise InputError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
     if not isinstance(spec, dict) or "kind" not in spec:
         raise InputError(f"{path}: expected a mapping with a 'kind' key")
+    spec = dict(spec)
     kind = spec.pop("kind")
+    where = f"{path} (kind {kind!r})"
+
     if kind == "local":
-        return local_cluster(**spec), True
+        _check_keys(spec, _local_cluster_keywords() | {"workers", "force"}, where)
+        spec.setdefault("workers", DEFAULT_WORKERS)
+        return ClusterPlan(kind, path, factory=local_cluster, kwargs=spec,
+                           expected_workers=spec["workers"])
+
     if kind == "scheduler":
+        _check_keys(spec, {"address"}, where)
         if "address" not in spec:
             raise InputError(f"{path}: kind 'scheduler' needs an 'address'")
-        return spec["address"], False
+        try:
+            address = check_scheduler_address(spec["address"])
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+        return ClusterPlan(kind, path, address=address)
+
     if kind == "ssh":
+        _needs("asyncssh", kind, path)
+        from distributed import Nanny, Scheduler, SpecCluster, Worker
         from distributed.deploy.ssh import SSHCluster
-        return SSHCluster(**spec), True
+
+        _check_keys(spec, _keywords(SSHCluster)
+                    | (_keywords(SpecCluster) - {"workers", "scheduler", "worker"}), where)
+        if not spec.get("hosts") or not isinstance(spec["hosts"], list):
+            raise InputError(f"{path}: kind 'ssh' needs 'hosts', a list "
+                             "(the first runs the scheduler)")
+        # worker_options go to each host's Nanny (and on to its Worker); SSHCluster
+        # itself takes n_workers (processes per host) out of them
+        _check_keys(spec.get("worker_options") or {},
+                    (_keywords(Nanny, Worker) | {"n_workers"}) - {"self"},
+                    f"{where} worker_options")
+        _check_keys(spec.get("scheduler_options") or {},
+                    _keywords(Scheduler) - {"self"}, f"{where} scheduler_options")
+        per_host = (spec.get("worker_options") or {}).get("n_workers", 1)
+        return ClusterPlan(kind, path, factory=SSHCluster, kwargs=spec,
+                           expected_workers=max(1, len(spec["hosts"]) - 1) * per_host)
+
     if kind in ("slurm", "pbs", "sge", "lsf"):
-        try:
-            import dask_jobqueue
-        except ImportError:
-            raise InputError(f"{path}: kind {kind!r} needs dask-jobqueue "
-                             "(pip install dask-jobqueue)") from None
-        cls = getattr(dask_jobqueue, f"{kind.upper()}Cluster")
+        jobqueue = _needs("dask_jobqueue", kind, path)
+        from dask_jobqueue.core import Job
+
+        cls = getattr(jobqueue, f"{kind.upper()}Cluster")
+        allowed = _keywords(cls, cls.job_cls, Job) | {"jobs"}
+        _check_keys(spec, allowed - {"scheduler", "job_cls"}, where)
         jobs = spec.pop("jobs", 1)
-        cluster = cls(**spec)
-        cluster.scale(jobs=jobs)
-        return cluster, True
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise InputError(f"{path}: 'jobs' must be a whole number >= 1, got {jobs!r}")
+        return ClusterPlan(kind, path, factory=cls, kwargs=spec, scale={"jobs": jobs},
+                           expected_workers=jobs * int(spec.get("processes") or 1))
+
     if kind == "kubernetes":
+        _needs("dask_kubernetes", kind, path)
+        from distributed.deploy import Cluster
+        from dask_kubernetes.operator import KubeCluster
+
+        _check_keys(spec, _keywords(KubeCluster, Cluster) - {"self"}, where)
+        return ClusterPlan(kind, path, factory=KubeCluster, kwargs=spec,
+                           expected_workers=spec.get("n_workers"))
+
+    raise InputError(f"{path}: unknown cluster kind {kind!r} "
+                     "(expected local, scheduler, ssh, slurm, pbs, sge, lsf or kubernetes)")
+
+
+def _cluster_from_config(path: str, force: bool = False):
+    """(cluster or scheduler address, whether we own it, the plan) for a config file."""
+    plan = read_cluster_config(path)
+    if plan.address is not None:
+        return plan.address, False, plan
+    if plan.kind == "local" and force:
+        plan.kwargs.setdefault("force", True)
+    return plan.start(), True, plan
+
+
+# --------------------------------------------------------------------------- client
+
+def _reason(exc: BaseException) -> str:
+    """One line saying what an exception from distributed was about."""
+    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
+    return text.splitlines()[0] if text.strip() else exc.__class__.__name__
+
+
+async def _identity(address: str, timeout: float) -> dict:
+    from distributed.comm import connect
+    from distributed.core import send_recv
+    from distributed.security import Security
+
+    args = Security().get_connection_args("client")
+    comm = await connect(address, timeout=timeout, **args)
+    try:
+        return await send_recv(comm, op="identity")
+    finally:
+        await comm.close()
+
+
+def probe_scheduler(address: str, timeout: float) -> dict:
+    """Ask the scheduler at ``address`` who it is, within ``timeout`` seconds, or raise
+    ClusterUnavailable.
+
+    ``Client(address, timeout=...)`` can wait forever on a peer that accepts the
+    connection and then never answers (a frozen scheduler, another service on that
+    port), and a peer speaking another protocol can make it allocate a buffer the size
+    of whatever bytes it reads as a frame length.  One identity call on an event loop
+    of our own, under a deadline of our own, tells these apart first.
+    """
+    import asyncio
+
+    outcome: dict = {}
+
+    def run() -> None:
         try:
-            from dask_kubernetes.operator import KubeCluster
-        except ImportError:
-            raise InputError(f"{path}: kind 'kubernetes' needs dask-kubernetes") from None
-        return KubeCluster(**spec), True
-    raise InputError(f"{path}: unknown cluster kind {kind!r}")
+            outcome["identity"] = asyncio.run(
+                asyncio.wait_for(_identity(address, timeout), timeout))
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+
+    # a thread of its own: the caller may itself be inside a running event loop
+    probe = threading.Thread(target=run, name="stealsearch-probe-scheduler", daemon=True)
+    probe.start()
+    probe.join(timeout + 5.0)
+    exc = outcome.get("error")
+    if "identity" in outcome:
+        identity = outcome["identity"]
+        if isinstance(identity, dict) and identity.get("type") == "Scheduler":
+            return identity
+        raise ClusterUnavailable(f"{address} answered, but not as a Dask scheduler "
+                                 f"(it says it is {identity.get('type') if isinstance(identity, dict) else identity!r})")
+    if probe.is_alive() or isinstance(exc, (OSError, asyncio.TimeoutError)):
+        why = "no answer" if exc is None or not str(exc).strip() else _reason(exc)
+        raise ClusterUnavailable(f"cannot reach scheduler {address} within {timeout:g} s "
+                                 f"({why}); see --connect-timeout")
+    if isinstance(exc, KeyboardInterrupt):
+        raise KeyboardInterrupt
+    raise ClusterUnavailable(f"{address} does not speak the Dask protocol "
+                             f"({exc.__class__.__name__}); is it a Dask scheduler?")
+
+
+def _connect(target, address: str, timeout: float):
+    from distributed import Client
+
+    if isinstance(target, str):
+        probe_scheduler(address, timeout)
+    try:
+        return Client(target, timeout=timeout)
+    except (OSError, ImportError) as exc:
+        # OSError covers TimeoutError and CommClosedError; ImportError is how the
+        # scheduler refuses a client whose versions it cannot serve
+        raise ClusterUnavailable(f"cannot reach scheduler {address} within {timeout:g} s "
+                                 f"({_reason(exc)}); see --connect-timeout") from None
+    except RuntimeError as exc:
+        # the scheduler died during the handshake: distributed then reports the pool
+        # it closed on its way out ("ConnectionPool is closed"), not the cause
+        raise ClusterUnavailable(f"lost the scheduler {address} while connecting "
+                                 f"({_reason(exc)})") from None
+
+
+def _running_workers(client) -> int:
+    try:
+        info = client.scheduler_info(n_workers=-1)   # all of them (newer distributed)
+    except TypeError:
+        info = client.scheduler_info()
+    workers = info.get("workers", {})
+    return sum(1 for w in workers.values() if w.get("status", "running") == "running")
+
+
+def _wait_for_workers(client, address: str, needed: int, timeout: float,
+                      minimum: int | None = None) -> None:
+    """Wait up to ``timeout`` s for ``needed`` running workers, telling the user if it is
+    not immediate; after that, go on with ``minimum`` (default: all needed) or fail.
+
+    (The search takes the workers present when it starts.)
+    """
+    minimum = needed if minimum is None else minimum
+    try:
+        if _running_workers(client) >= needed:
+            return
+        _notice(f"waiting for {needed} worker{'s' if needed > 1 else ''} at {address} "
+                f"(up to {timeout:g} s; see --wait-workers) ...")
+        t0 = time.monotonic()
+        client.wait_for_workers(needed, timeout=timeout)
+    except TimeoutError as exc:
+        from distributed.client import WorkerStartTimeoutError
+        if isinstance(exc, WorkerStartTimeoutError):
+            have = exc.available_workers
+            if have >= minimum:
+                _notice(f"going on with {have} of {needed} workers at {address}")
+                return
+            raise ClusterUnavailable(
+                f"the scheduler at {address} has {have} of {needed} "
+                f"worker{'s' if needed > 1 else ''} after {timeout:g} s; start workers with "
+                f"'dask worker {address} --nthreads 1', or see --wait-workers") from None
+        raise ClusterUnavailable(f"lost the scheduler {address} while waiting for workers "
+                                 f"({_reason(exc)})") from None
+    except (OSError, RuntimeError) as exc:
+        raise ClusterUnavailable(f"lost the scheduler {address} while waiting for workers "
+                                 f"({_reason(exc)})") from None
+    log.info("%d workers at %s after %.1f s", needed, address, time.monotonic() - t0)
 
 
 @contextlib.contextmanager
 def dask_client(workers: int | None = None, scheduler: str | None = None,
-                config: str | None = None, wait: bool = True) -> Iterator["object"]:
-    """A ``distributed.Client`` for the requested place; closed on exit."""
-    from distributed import Client
+                config: str | None = None, wait: bool = True, *,
+                connect_timeout: float | None = None, wait_workers: float | None = None,
+                force: bool = False) -> Iterator["object"]:
+    """A ``distributed.Client`` for the requested place; closed on exit.
 
+    workers : worker processes of a LocalCluster started here (default 2); with a
+        scheduler or a config, the number of workers to wait for (default 1).
+    scheduler : the address of a running scheduler (``tcp://host:8786``, ``host:8786``,
+        ``tls://...``, ``ws://...``).
+    config : a cluster description (``cluster_configs/*.yaml``).
+    connect_timeout : seconds to reach the scheduler (default 10, or the environment
+        variable ``STEALSEARCH_CONNECT_TIMEOUT``).
+    wait_workers : seconds to wait for workers of a scheduler that has fewer than
+        needed (default 30); a notice goes to stderr while waiting.
+    force : start a local cluster bigger than the machine (see ``check_worker_count``).
+    """
     _quiet_logs()
-    owned = None
-    if scheduler and config:
+    if scheduler is not None and config is not None:
         raise InputError("give --scheduler or --cluster-config, not both")
-    if config:
-        target, is_owned = _cluster_from_config(config)
+    connect_timeout = _seconds(connect_timeout, "--connect-timeout", DEFAULT_CONNECT_TIMEOUT,
+                               env="STEALSEARCH_CONNECT_TIMEOUT")
+    wait_workers = _seconds(wait_workers, "--wait-workers", DEFAULT_WAIT_WORKERS)
+    local = scheduler is None and config is None
+    if workers is not None or local:
+        # never `workers or DEFAULT`: 0 must be refused, not read as "the default"
+        workers = DEFAULT_WORKERS if workers is None else workers
+        # (a local count is checked against cores and memory by local_cluster itself)
+        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+            raise InputError(f"--workers must be a whole number >= 1, got {workers!r}")
+    if scheduler is not None:
+        scheduler = check_scheduler_address(scheduler)
+
+    owned = None
+    # how many workers to wait for, and the fewest to go on with once the wait is over
+    needed, minimum, timeout = (1 if workers is None else workers), 1, wait_workers
+    if config is not None:
+        target, is_owned, plan = _cluster_from_config(config, force=force)
         owned = target if is_owned else None
-    elif scheduler:
+        if workers is None and plan.expected_workers:
+            needed = plan.expected_workers
+    elif scheduler is not None:
         target = scheduler
     else:
-        owned = target = local_cluster(workers or DEFAULT_WORKERS)
+        owned = target = local_cluster(workers, force=force)
+        # LocalCluster has started them all already; this only confirms it
+        needed = minimum = workers
+        timeout = max(wait_workers, 60.0)
     try:
+        address = target if isinstance(target, str) else target.scheduler_address
+        client = _connect(target, address, connect_timeout)
         try:
-            client = Client(target, timeout=os.environ.get("STEALSEARCH_CONNECT_TIMEOUT", "20s"))
-        except OSError as exc:
-            raise InputError(f"cannot reach scheduler {target}: {exc}") from None
-        try:
-            if wait and owned is None and workers:
-                client.wait_for_workers(workers, timeout=60)
-            yield client
+            if wait:
+                _wait_for_workers(client, address, needed, timeout, minimum)
+            try:
+                yield client
+            except (OSError, RuntimeError) as exc:
+                # the scheduler went away under the caller (distributed then says
+                # "ConnectionPool closing" or times out reconnecting, in a long
+                # traceback): one line; with the client still connected, a bug of ours
+                if getattr(client, "status", "running") == "running":
+                    raise
+                raise SearchFailed(f"lost the scheduler {address} ({_reason(exc)})") from exc
         finally:
-            client.close()
+            _close_quietly(client)
     finally:
         if owned is not None:
-            owned.close()
+            _close_quietly(owned)

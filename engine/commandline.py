@@ -46,6 +46,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
                        help="a cluster description from cluster_configs/")
+    add_cluster_arguments(parser)
     if limits:
         parser.add_argument("--time-limit", type=float, default=None, metavar="S",
                             help="stop after S seconds with status 'interrupted'")
@@ -77,6 +78,35 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="keep --budget fixed (no adaptation)")
         g.add_argument("--no-stealing", action="store_true",
                        help="disable stealing (each worker keeps its initial share)")
+
+
+# --- reaching a cluster (engine.cluster) ------------------------------------------------
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """How to reach a cluster: ``--connect-timeout``, ``--wait-workers``, ``--force``.
+
+    Any command that takes ``--workers``/``--scheduler`` can add these and hand
+    :func:`cluster_options` to :func:`engine.cluster.dask_client`.
+    """
+    from .cluster import DEFAULT_CONNECT_TIMEOUT, DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE
+
+    g = parser.add_argument_group("cluster connection (see engine.cluster)")
+    g.add_argument("--connect-timeout", type=float, default=None, metavar="S",
+                   help=f"give up reaching the scheduler after S seconds (default "
+                        f"{DEFAULT_CONNECT_TIMEOUT:g}, or $STEALSEARCH_CONNECT_TIMEOUT)")
+    g.add_argument("--wait-workers", type=float, default=None, metavar="S",
+                   help=f"wait up to S seconds for a scheduler's first worker "
+                        f"(default {DEFAULT_WAIT_WORKERS:g})")
+    g.add_argument("--force", action="store_true",
+                   help=f"start more than {MAX_WORKERS_PER_CORE} worker processes per core, "
+                        "or more than the free memory holds")
+
+
+def cluster_options(args: argparse.Namespace) -> dict:
+    """The keywords of :func:`engine.cluster.dask_client` that the cluster flags set."""
+    return {"connect_timeout": getattr(args, "connect_timeout", None),
+            "wait_workers": getattr(args, "wait_workers", None),
+            "force": bool(getattr(args, "force", False))}
 
 
 def policy_from_args(args: argparse.Namespace):
@@ -116,7 +146,7 @@ def solve_from_args(problem, args: argparse.Namespace):
     if args.sequential:
         return solve(problem, backend="sequential", **kwargs)
     return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,
-                 cluster_config=args.cluster_config, **kwargs)
+                 cluster_config=args.cluster_config, **cluster_options(args), **kwargs)
 
 
 def print_json(obj) -> None:

@@ -10,5 +10,10 @@ class InputError(ValueError):
     """Bad input from the user: a file, a parameter, a cluster address."""
 
 
+class ClusterUnavailable(InputError):
+    """The cluster the user named cannot be used: the scheduler does not answer, died
+    while we connected, or has no workers within the wait."""
+
+
 class SearchFailed(RuntimeError):
     """A parallel search could not finish (a worker died, a peer stopped answering)."""

@@ -19,7 +19,8 @@ def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None
           scheduler: str | None = None, cluster_config: str | None = None,
           client=None, policy: StealPolicy | None = None,
           time_limit: float | None = None, node_limit: int | None = None,
-          progress: bool = False) -> SearchResult:
+          progress: bool = False, connect_timeout: float | None = None,
+          wait_workers: float | None = None, force: bool = False) -> SearchResult:
     """Search ``problem`` to completion (or until a limit) and return a SearchResult.
 
     backend : "sequential" (this process) or "dask" (the stealstack over Dask workers).
@@ -28,6 +29,8 @@ def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None
     policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
     time_limit, node_limit : stop early with status "interrupted"; the result keeps the
         best solution found and, in optimise mode, a proven bound.
+    connect_timeout, wait_workers, force : how a cluster is reached or started; see
+        :func:`engine.cluster.dask_client`.
     """
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
@@ -45,6 +48,8 @@ def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None
         return run_dask(problem, client, workers=workers, policy=policy, time_limit=time_limit,
                         node_limit=node_limit, progress=progress)
     from .cluster import dask_client
-    with dask_client(workers=workers, scheduler=scheduler, config=cluster_config) as c:
+    with dask_client(workers=workers, scheduler=scheduler, config=cluster_config,
+                     connect_timeout=connect_timeout, wait_workers=wait_workers,
+                     force=force) as c:
         return run_dask(problem, c, policy=policy, time_limit=time_limit,
                         node_limit=node_limit, progress=progress)
