@@ -12,3 +12,8 @@ class InputError(ValueError):
 
 class SearchFailed(RuntimeError):
     """A parallel search could not finish (a worker died, a peer stopped answering)."""
+
+
+class InputWarning(UserWarning):
+    """Input the reader accepted after dropping something (a self-loop, a duplicate edge);
+    the command prints it as one ``stealsearch: warning: ...`` line."""
