@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 
-from engine.commandline import add_backend_arguments, policy_from_args, print_json
+from engine.commandline import (add_backend_arguments, check_workers, policy_from_args,
+                                print_json, show_progress)
 
 from .model import LiquidInputError
 
@@ -77,9 +77,9 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def _backend(args):
     """solve() keyword arguments for the flags; one cluster for every search of the command."""
+    check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
-                  policy=policy_from_args(args),
-                  progress=args.progress or (sys.stderr.isatty() and not args.json))
+                  policy=policy_from_args(args), progress=show_progress(args))
     if args.sequential:
         yield dict(kwargs, backend="sequential")
         return
