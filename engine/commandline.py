@@ -261,6 +261,46 @@ def client_from_args(args: argparse.Namespace):
         yield client
 
 
+def run_tasks(client, fn, argument_lists, time_limit: float | None = None):
+    """Run ``fn(*args)`` for every tuple of ``argument_lists``: as Dask tasks on ``client``
+    (``client.map``), or one after another in this process when ``client`` is ``None``.
+
+    Returns ``(results, interrupted)``: ``results[i]`` is ``None`` for a task the time
+    limit stopped (not started in-process; cancelled on Dask).  The wait for the Dask
+    tasks has the time limit as its timeout."""
+    import time
+
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    items = [tuple(a) for a in argument_lists]
+    if client is None:
+        results = []
+        for a in items:
+            if deadline is not None and time.monotonic() >= deadline:
+                return results + [None] * (len(items) - len(results)), True
+            results.append(fn(*a))
+        return results, False
+    import asyncio
+
+    from distributed import wait
+
+    futures = client.map(fn, *zip(*items), pure=False) if items else []
+    if deadline is None:
+        return client.gather(futures), False
+    try:
+        wait(futures, timeout=max(0.001, deadline - time.monotonic()))
+    except (TimeoutError, asyncio.TimeoutError):
+        pass
+    for f in futures:
+        if f.status == "error":
+            f.result()          # re-raise the task's own exception
+    finished = [f for f in futures if f.status == "finished"]
+    gathered = dict(zip((f.key for f in finished), client.gather(finished)))
+    for f in futures:
+        if f.key not in gathered:
+            f.cancel()
+    return [gathered.get(f.key) for f in futures], len(gathered) < len(futures)
+
+
 #: The keys every engine result's JSON has (see stealsearch/schemas/result.schema.json).
 RESULT_KEYS = ("status", "mode", "objective", "bound", "count", "nodes", "search_seconds",
                "wall_seconds", "backend", "workers")
