@@ -100,7 +100,9 @@ def parse_csv_table(text: str, source: str = "<csv>") -> np.ndarray:
     if any(_number(c) is None for c in rows[0][1]):
         header = rows.pop(0)
         if not rows:
-            raise CommTableError(f"{source}: header but no rows")
+            cell = next(c for c in header[1] if _number(c) is None)
+            raise CommTableError(f"{source}: line {header[0]}: not a number: {shown(cell)} "
+                                 "(and no rows after it, so it is no header either)")
     n_cells = len(rows[0][1])
     label_col = header is not None and len(header[1]) == n_cells and n_cells == len(rows) + 1
     values: list[list[float]] = []
