@@ -44,7 +44,7 @@ def register(subparsers) -> None:
     al.set_defaults(func=run_alloc)
 
     tr = sub.add_parser("traffic", help="a traffic file (JSON or YAML)")
-    tr.add_argument("file")
+    tr.add_argument("file", help="a traffic file: JSON or YAML (see problems/liquid/examples/)")
     _search_flags(tr)
     tr.set_defaults(func=run_traffic)
 
