@@ -144,6 +144,9 @@ def parse_trace(text: str, source: str = "<trace>") -> np.ndarray:
         if not s:
             continue
         cells = s.replace(",", " ").split()
+        if not cells:
+            raise CommTableError(f"{source}: line {lineno}: expected 'src dst [count]', got "
+                                 f"{shown(s)}")
         if cells[0].lower() == "processes":
             if declared is not None or src_ids:
                 raise CommTableError(f"{source}: line {lineno}: 'processes' must come once, "

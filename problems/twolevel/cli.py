@@ -212,6 +212,8 @@ def _run_sweep(args) -> int:
             raise TwoLevelInputError(f"twolevel sweep: {flag} does not apply (one DAG only)")
 
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not kinds:
+        raise TwoLevelInputError(f"--kinds: expected DAG kinds, got {args.kinds!r}")
     for k in kinds:
         if k not in KINDS:
             raise TwoLevelInputError(f"--kinds: unknown kind {k!r} (choose from {', '.join(KINDS)})")
