@@ -218,6 +218,9 @@ def solve_from_args(problem, args: argparse.Namespace):
     kwargs = dict(time_limit=args.time_limit, node_limit=getattr(args, "node_limit", None),
                   policy=policy_from_args(args), progress=show_progress(args))
     if args.sequential:
+        from .timing import warm_up
+
+        warm_up(problem)        # the printed search time excludes loading the kernel
         return solve(problem, backend="sequential", **kwargs)
     return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,
                  cluster_config=args.cluster_config, **kwargs)
