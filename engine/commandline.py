@@ -264,38 +264,53 @@ def client_from_args(args: argparse.Namespace):
         yield client
 
 
-def run_tasks(client, fn, argument_lists, time_limit: float | None = None):
+def run_tasks(client, fn, argument_lists, time_limit: float | None = None,
+              progress: bool = False, desc: str = "tasks"):
     """Run ``fn(*args)`` for every tuple of ``argument_lists``: as Dask tasks on ``client``
     (``client.map``), or one after another in this process when ``client`` is ``None``.
 
     Returns ``(results, interrupted)``: ``results[i]`` is ``None`` for a task the time
     limit stopped (not started in-process; cancelled on Dask).  The wait for the Dask
-    tasks has the time limit as its timeout."""
+    tasks has the time limit as its timeout.  ``progress`` shows a bar of finished
+    tasks on stderr.
+    """
     import time
+
+    from tqdm import tqdm
 
     deadline = None if time_limit is None else time.monotonic() + time_limit
     items = [tuple(a) for a in argument_lists]
-    if client is None:
-        results = []
-        for a in items:
-            if deadline is not None and time.monotonic() >= deadline:
-                return results + [None] * (len(items) - len(results)), True
-            results.append(fn(*a))
-        return results, False
-    import asyncio
+    bar = tqdm(total=len(items), unit="task", desc=desc, file=sys.stderr, leave=False,
+               disable=not progress, mininterval=0.5)
+    try:
+        if client is None:
+            results = []
+            for a in items:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return results + [None] * (len(items) - len(results)), True
+                results.append(fn(*a))
+                bar.update(1)
+            return results, False
+        return _run_dask_tasks(client, fn, items, deadline, bar)
+    finally:
+        bar.close()
 
-    from distributed import wait
+
+def _run_dask_tasks(client, fn, items, deadline, bar):
+    import asyncio
+    import time
+
+    from distributed import as_completed
 
     futures = client.map(fn, *zip(*items), pure=False) if items else []
-    if deadline is None:
-        return client.gather(futures), False
+    timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
     try:
-        wait(futures, timeout=max(0.001, deadline - time.monotonic()))
+        for future in as_completed(futures, timeout=timeout):
+            if future.status == "error":
+                future.result()          # re-raise the task's own exception
+            bar.update(1)
     except (TimeoutError, asyncio.TimeoutError):
         pass
-    for f in futures:
-        if f.status == "error":
-            f.result()          # re-raise the task's own exception
     finished = [f for f in futures if f.status == "finished"]
     gathered = dict(zip((f.key for f in finished), client.gather(finished)))
     for f in futures:

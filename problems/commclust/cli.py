@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from engine.commandline import (add_backend_arguments, check_plot_path, client_from_args,
+from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, run_tasks, seed_int)
 
 from .model import CommTableError
@@ -179,7 +179,8 @@ def _run_sweep(args) -> int:
         items = [(label, s) for label in tables for s in seeds]
         results, interrupted = run_tasks(client, best_summary,
                                          [(shipped[label], s) for label, s in items],
-                                         args.time_limit)
+                                         args.time_limit,
+                                         progress=show_progress(args))
     summaries = []
     for label in tables:
         runs = [r for (lab, _), r in zip(items, results) if lab == label and r is not None]

@@ -24,7 +24,7 @@ import argparse
 import sys
 import time
 
-from engine.commandline import (add_backend_arguments, check_plot_path, client_from_args,
+from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 non_negative_float, positive_int, print_json, run_tasks,
                                 seed_int)
 from engine.inputs import check_output_path
@@ -107,10 +107,12 @@ def run(args: argparse.Namespace) -> int:
         with client_from_args(args) as client:
             records, interrupted = run_tasks(client, run_algorithm,
                                              [(m, n, verify, keep) for n in names],
-                                             args.time_limit)
+                                             args.time_limit,
+                                         progress=show_progress(args))
     else:
         records, interrupted = run_tasks(None, run_algorithm,
-                                         [(m, n, verify, keep) for n in names], args.time_limit)
+                                         [(m, n, verify, keep) for n in names], args.time_limit,
+                                         progress=show_progress(args))
     total = time.perf_counter() - t0
     skipped = [n for n, r in zip(names, records) if r is None]
     records = [r for r in records if r is not None]
@@ -181,7 +183,8 @@ def _run_sweep(args) -> int:
     grid = [(P, h, skew, args.seed + s, tuple(algos))
             for P, h, skew, s in sweep_grid(Ps, hs, skews, args.seeds)]
     with client_from_args(args) as client:
-        parts, interrupted = run_tasks(client, sweep_task, grid, args.time_limit)
+        parts, interrupted = run_tasks(client, sweep_task, grid, args.time_limit,
+                                         progress=show_progress(args))
     rows = [r for part in parts if part is not None for r in part]
     wall = time.perf_counter() - t0
     if args.plot and rows:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 
-from engine.commandline import (add_backend_arguments, check_plot_path, client_from_args,
+from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, run_tasks, seed_int)
 from engine.inputs import check_output_path
 
@@ -231,7 +231,8 @@ def _run_sweep(args) -> int:
     points = [(k, n, s, x) for k in kinds for n in sizes for x in extras for s in seeds]
     t0 = time.perf_counter()
     with client_from_args(args) as client:
-        results, interrupted = run_tasks(client, sweep_one, points, args.time_limit)
+        results, interrupted = run_tasks(client, sweep_one, points, args.time_limit,
+                                         progress=show_progress(args))
     rows = [r for r in results if r is not None]
     wall = time.perf_counter() - t0
     agg = aggregate(rows)

@@ -87,3 +87,60 @@ def test_bad_options_are_one_line_exit_2(capsys, argv):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("stealsearch") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_directory_is_reported_as_a_directory(tmp_path, capsys):
+    for argv in (["hrel", str(tmp_path)], ["commclust", str(tmp_path)],
+                 ["liquid", "traffic", str(tmp_path), "--sequential"],
+                 ["twolevel", str(tmp_path)], ["clique", str(tmp_path), "--sequential"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is a directory" in err, (argv, err)
+
+
+def test_unwritable_outputs_are_one_line_before_any_work(tmp_path, capsys):
+    missing = tmp_path / "no" / "such"
+    for argv in (["hrel", "--random", "4", "4", "--out", str(missing / "s.json")],
+                 ["hrel", "sweep", "--sequential", "--plot", str(tmp_path / "x.txt")],
+                 ["twolevel", "--table1", "--save-instance", str(missing / "i.json")],
+                 ["commclust", "--example", "cg8", "--plot", str(tmp_path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "cannot write" in err, (argv, err)
+
+
+def test_no_file_written_unless_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["hrel", "sweep", "--sequential", "--P", "4", "--h", "2", "--skews", "0",
+                 "--seeds", "1", "--algorithms", "direct"]) == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_time_limit_stops_a_sweep_and_says_so(capsys):
+    assert main(["twolevel", "sweep", "--sequential", "--sizes", "50", "--seeds", "50",
+                 "--kinds", "sp", "--time-limit", "0.000001", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["status"] == "interrupted" and len(d["runs"]) < d["runs_planned"] == 50
+
+
+def test_quiet_silences_warnings_and_warnings_are_one_line(tmp_path, capsys):
+    p = tmp_path / "loops.txt"
+    p.write_text("1 2\n2 2\n2 3\n")
+    assert main(["clique", str(p), "--sequential"]) == 0
+    err = capsys.readouterr().err
+    assert err == f"stealsearch: warning: {p}: dropped 1 self-loop(s) (the first at vertex 2)\n"
+    assert main(["clique", str(p), "--sequential", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_broken_pipe_is_a_quiet_exit(tmp_path):
+    """``stealsearch ... | head -1``: the reader goes away; no traceback, no message."""
+    import subprocess
+    import sys
+
+    script = (f"set -o pipefail; '{sys.executable}' -m stealsearch twolevel --random 3000 "
+              "--json --full | head -1")
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "{\n"
+    assert proc.stderr == "", proc.stderr
+    assert proc.returncode == 141
