@@ -172,10 +172,10 @@ def read_messages(path: str | Path) -> HRelation:
         if rows and len(vals) != len(rows[0][1]):
             raise HRelationInputError(
                 f"{path}: line {lineno}: {len(vals)} entries, expected {len(rows[0][1])}")
-        big = next((c for c, v in enumerate(vals) if not 0 <= v < 2 ** 62), None)
-        if big is not None:
+        big = next((c for c, v in enumerate(vals) if abs(v) >= 2 ** 62), None)
+        if big is not None:     # would overflow int64 before the checks below name it
             raise HRelationInputError(f"{path}: line {lineno}, col {big}: message length "
-                                      f"{str(vals[big])[:30]} outside 0..2^62")
+                                      f"{str(vals[big])[:30]} is too large")
         rows.append((lineno, vals))
     if not rows:
         raise HRelationInputError(f"{path}: no rows")
