@@ -26,8 +26,8 @@ DATA = ROOT / "examples" / "data"
 LIQUID = ROOT / "problems" / "liquid" / "examples"
 
 #: STEALSEARCH_FUZZ_EXAMPLES=500 for a longer hunt (random, not derandomised).
-_EXAMPLES = int(os.environ.get("STEALSEARCH_FUZZ_EXAMPLES", "18"))
-FUZZ = settings(max_examples=_EXAMPLES, deadline=None, derandomize=_EXAMPLES <= 18, database=None,
+_EXAMPLES = int(os.environ.get("STEALSEARCH_FUZZ_EXAMPLES", "12"))
+FUZZ = settings(max_examples=_EXAMPLES, deadline=None, derandomize=_EXAMPLES <= 12, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 #: Tokens users (and accidents) put into files: wrong types, huge and odd numbers, unicode.
