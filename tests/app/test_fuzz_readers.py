@@ -209,8 +209,7 @@ def test_fuzz_twolevel_grid(text, flag):
     check(argv)
 
 
-@pytest.mark.parametrize("command", [["clique"], ["liquid", "traffic"], ["twolevel"],
-                                     ["commclust"], ["hrel"]])
+@pytest.mark.parametrize("command", [["liquid", "traffic"], ["twolevel"]])
 def test_binary_and_gzip_garbage_as_real_processes(tmp_path, command):
     """The console script itself: one line, exit 2, no raw bytes in the message."""
     binary = tmp_path / "garbage.json"
