@@ -201,20 +201,22 @@ def run_study_cmd(args) -> int:
         raise LiquidInputError(f"--node-limit must be >= 1, got {limit}")
     if args.limit is not None and args.limit < 1:
         raise LiquidInputError(f"--limit must be >= 1, got {args.limit}")
-    if args.time_limit is not None:
-        raise LiquidInputError("t1-study: cap each search with --node-limit N "
-                               "(a time limit would make the study depend on the machine)")
     if args.out:
         check_output_dir(args.out, LiquidInputError)
     with client_from_args(args) as client:
         result = run_study(client, node_limit=limit, every=args.every, limit=args.limit,
-                           out=args.out)
+                           out=args.out, time_limit=args.time_limit,
+                           progress=show_progress(args))
     s = result["summary"]
     if args.json:
         print_json(result if args.limit else {"summary": s, "rows": result["rows"]})
         return 0
     print(f"Swiss-T1 study: {s['classes']} classes of equal (nodes, liquid throughput), "
-          f"{s['items']} searched")
+          f"{s['items']} of {s['items_planned']} searched"
+          + (" (interrupted by --time-limit)" if s["interrupted"] else ""))
+    if not s["items"]:
+        print(f"  no allocation finished within --time-limit {args.time_limit:g} s")
+        return 0
     print(f"  liquid schedule found {s['liquid_found']}, not liquid {s['not_liquid']}, unknown {s['unknown']}")
     print(f"  search seconds: median {s['search_seconds_median']:.4f}, 97th pct "
           f"{s['search_seconds_p97']:.4f}, max {s['search_seconds_max']:.4f}; "
