@@ -274,6 +274,18 @@ def run_balance(g, limit) -> list:
     return out
 
 
+def _speedup_cell(sp, inflation) -> str:
+    """A 2-worker speed-up; above 2 it is flagged: genuine only when the parallel run
+    expanded fewer nodes (work inflation < 1, a branch-and-bound anomaly)."""
+    if not sp:
+        return "—"
+    if sp <= 2:
+        return f"{sp:.2f}×"
+    if inflation is not None and inflation < 1:
+        return f"{sp:.2f}× (superlinear: fewer nodes)"
+    return f"{sp:.2f}× (above 2 workers: not a result)"
+
+
 def rate_ratio(seq, par) -> str:
     """Throughput ratio (nodes per search second), meaningful for runs a limit stopped."""
     if not seq or not par or not seq["search"] or not par["search"]:
@@ -320,7 +332,7 @@ def write_markdown(raw, args) -> None:
         infl = (d2["nodes"] / s["nodes"]) if d2 and s["nodes"] else None
         L.append(f"| G({n},{p}) | {text} | {s['search']:.2f} s{' (limit)' if s['status']=='interrupted' else ''} | "
                  f"{s['cpu']:.2f} s | {s['nodes']:,} | {ratio:.2f} | "
-                 f"{cell(d2) if d2 else '—'} | {'%.2f×' % sp if sp else '—'} | "
+                 f"{cell(d2) if d2 else '—'} | {_speedup_cell(sp, infl)} | "
                  f"{'%.3f' % infl if infl and sp else '—'} | {rate_ratio(s, d2)} |")
     for note in raw.get("notes", []):
         L += ["", note]

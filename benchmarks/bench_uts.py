@@ -78,10 +78,14 @@ def main(argv=None):
         std = statistics.median(r.node_balance_stddev for r in res)
         steals = statistics.median(sum(x.steals_succeeded for x in r.workers) for r in res)
         lines.append(f"| {tree} | {label} | {n} | {nodes:,} | {t:.3f} | {w:.3f} | "
-                     f"{nodes / t / n / 1e6:.2f} | {t_seq / t:.2f}x | {w_seq / w:.2f}x | "
+                     f"{nodes / t / n / 1e6:.2f} | {speedup_text(t_seq, t, n)} | "
+                     f"{speedup_text(w_seq, w, n)} | "
                      f"{std:,.0f} | {steals:.0f} |")
     write_section(args.out, "UTS (engine issue)", lines)
     print("\n".join(lines))
+
+
+from engine.timing import speedup_text  # noqa: E402  (a speed-up above n is flagged)
 
 
 if __name__ == "__main__":

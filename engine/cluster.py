@@ -371,11 +371,13 @@ def read_cluster_config(path: str) -> ClusterPlan:
     failure deep inside a worker process, a batch job or a pod."""
     import yaml
 
-    p = Path(path)
-    if not p.is_file():
+    from .inputs import read_input_text
+
+    if not Path(path).exists():
         raise InputError(f"cluster config not found: {path}")
+    text = read_input_text(path)      # a directory, binary or gzip data: one line
     try:
-        spec = yaml.safe_load(p.read_text()) or {}
+        spec = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
     if not isinstance(spec, dict) or "kind" not in spec:

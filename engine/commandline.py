@@ -7,7 +7,15 @@ The ``stealsearch`` application (:mod:`stealsearch.cli`) and every problem packa
 * :func:`add_backend_arguments` / :func:`policy_from_args` / :func:`solve_from_args`:
   where a search runs (``--workers``, ``--sequential``, ``--scheduler``,
   ``--cluster-config``), its limits and its :class:`~engine.policy.StealPolicy`;
-* :func:`print_json`: one JSON object on stdout (numpy values converted).
+* :func:`print_json`: one JSON object on stdout (numpy values converted, NaN and
+  infinity written as ``null``, never as strings);
+* :func:`result_json`: an engine :class:`~engine.result.SearchResult` in the one documented
+  schema (``stealsearch/schemas/result.schema.json``) with problem-specific keys beside it;
+* :func:`client_from_args`: the Dask client (or ``None`` for ``--sequential``) of the
+  commands that run plain Dask tasks (sweeps, polynomial algorithms);
+* argparse types shared by every command (:func:`seed_int`, :func:`positive_int`,
+  :func:`non_negative_float`) and :class:`DefaultsHelpFormatter` (every option's help
+  shows its default).
 
 A problem package contributes its sub-command through ``problems/<name>/cli.py``::
 
@@ -19,61 +27,148 @@ A problem package contributes its sub-command through ``problems/<name>/cli.py``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import sys
 
-from .errors import InputError
+from .errors import InputError, InputWarning
 from .result import json_default
+
+#: Flags whose value is a file the command writes: checked before any work starts.
+PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff", ".webp")
+
+
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, unless the default is ``None`` or
+    ``False`` (a flag that is off; an option whose absence the help text explains)."""
+
+    def _get_help_string(self, action):
+        help_text = action.help or ""
+        if ("%(default)" in help_text or action.default is None or action.default is False
+                or action.default == argparse.SUPPRESS):
+            return help_text
+        if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            return help_text + " (default: %(default)s)"
+        return help_text
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit code 2."""
+    """argparse, but a usage error is one line and exit code 2, and ``--help`` shows
+    every option's default."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
         raise InputError(f"{self.prog}: error: {message}")
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:30]!r}") from None
+
+
+def seed_int(text: str) -> int:
+    """``--seed S``: the seed of a generated instance, an integer in 0 .. 2**63-1."""
+    value = _integer(text)
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"a seed must be an integer in 0..2^63-1, got {text[:30]}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text[:30]}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite float >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:30]!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text[:30]}")
+    return value
+
+
+def check_plot_path(path, error: type[InputError] = InputError):
+    """A figure output path: a suffix matplotlib writes, in a writable directory."""
+    from pathlib import Path
+
+    from .inputs import check_output_path
+
+    if path is None:
+        return None
+    if Path(str(path)).suffix.lower() not in PLOT_SUFFIXES:
+        raise error(f"cannot write the figure {path}: give a file name ending in "
+                    + ", ".join(PLOT_SUFFIXES[:4]) + ", ...")
+    return check_output_path(path, error)
+
+
 def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
+                          node_limit: bool = True, what: str = "the search",
                           limits: bool = True) -> None:
-    """The flags every engine-backed command shares (``limits=False``: without
-    ``--time-limit``/``--node-limit``, for commands whose runs set their own)."""
+    """The flags every command that runs on the cluster shares: where it runs, its time
+    limit, how it reports; ``node_limit`` and the steal ``policy`` flags for engine searches
+    (``limits=False``: no ``--time-limit``/``--node-limit``, for commands whose runs set
+    their own, e.g. a sweep's items)."""
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="run on a LocalCluster of N worker processes (default 2)")
+                       help="run on a LocalCluster of N worker processes (2 when no other "
+                            "place is given)")
     where.add_argument("--sequential", action="store_true",
-                       help="run the sequential backend in this process")
+                       help=f"run {what} in this process (no cluster)")
     where.add_argument("--scheduler", metavar="ADDR", default=None,
                        help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
                        help="a cluster description from cluster_configs/")
     add_cluster_arguments(parser)
     if limits:
-        parser.add_argument("--time-limit", type=float, default=None, metavar="S",
-                            help="stop after S seconds with status 'interrupted'")
+        parser.add_argument("--time-limit", type=non_negative_float, default=None, metavar="S",
+                            help=f"stop {what} after S seconds with status 'interrupted' "
+                                 "(no limit when absent)")
+    if limits and node_limit:
         parser.add_argument("--node-limit", type=int, default=None, metavar="N",
-                            help="stop after about N expanded nodes with status 'interrupted'")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--progress", action="store_true",
-                        help="show live progress on stderr (default: on for a terminal)")
+                            help="stop after about N expanded nodes with status 'interrupted' "
+                                 "(no limit when absent)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    talk = parser.add_mutually_exclusive_group()
+    talk.add_argument("--progress", action="store_true",
+                      help="show live progress on stderr (on by default for a terminal)")
+    talk.add_argument("--quiet", action="store_true",
+                      help="print only the result: no progress, no warnings")
     if policy:
+        from .policy import StealPolicy
+
+        d = StealPolicy()
         g = parser.add_argument_group("steal policy (see engine.policy.StealPolicy)")
-        g.add_argument("--steal-k", type=int, default=None, metavar="K",
+        g.add_argument("--steal-k", type=int, default=d.k, metavar="K",
                        help="rows per release / steal batch")
-        g.add_argument("--release-threshold", type=int, default=None, metavar="T",
+        g.add_argument("--release-threshold", type=int, default=d.release_threshold, metavar="T",
                        help="release when the local portion holds more than T rows")
-        g.add_argument("--acquire", type=int, default=None, metavar="A",
+        g.add_argument("--acquire", type=int, default=d.acquire, metavar="A",
                        help="rows taken back from the own shared portion at a time")
-        g.add_argument("--victims", default=None,
+        g.add_argument("--victims", default=d.victims,
                        choices=("ring", "random", "permutation", "richest"),
                        help="victim order when looking for work")
-        g.add_argument("--steal-half", action="store_true", default=None,
-                       help="steal half of the victim's shared rows instead of k")
-        g.add_argument("--polling", type=int, default=None, metavar="P",
-                       help="victims polled per FINDWORK round")
-        g.add_argument("--budget", type=int, default=None, metavar="B",
+        g.add_argument("--steal-half", action=argparse.BooleanOptionalAction,
+                       default=d.steal_half,
+                       help="steal half of the victim's shared rows (--no-steal-half: "
+                            "steal --steal-k rows)")
+        g.add_argument("--polling", type=int, default=d.polling, metavar="P",
+                       help="victims polled per FINDWORK round (0: all)")
+        g.add_argument("--budget", type=int, default=d.budget, metavar="B",
                        help="node expansions of the first kernel call")
-        g.add_argument("--chunk-seconds", type=float, default=None, metavar="S",
-                       help="adapt the budget so a kernel call lasts ~S seconds (default 0.005)")
+        g.add_argument("--chunk-seconds", type=float, default=d.chunk_seconds, metavar="S",
+                       help="adapt the budget so a kernel call lasts ~S seconds")
         g.add_argument("--fixed-budget", action="store_true",
                        help="keep --budget fixed (no adaptation)")
         g.add_argument("--no-stealing", action="store_true",
@@ -134,20 +229,167 @@ def policy_from_args(args: argparse.Namespace):
         raise InputError(str(exc)) from None
 
 
+def show_progress(args: argparse.Namespace) -> bool:
+    """Live progress: asked for, or on a terminal unless ``--json`` or ``--quiet``."""
+    if getattr(args, "quiet", False):
+        return False
+    return bool(getattr(args, "progress", False)
+                or (sys.stderr.isatty() and not getattr(args, "json", False)))
+
+
+def check_workers(args: argparse.Namespace) -> None:
+    """``--workers`` must be >= 1 (0 does not silently mean the default)."""
+    workers = getattr(args, "workers", None)
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers must be >= 1, got {workers}")
+
+
 def solve_from_args(problem, args: argparse.Namespace):
     """Run ``engine.solve`` with the backend the flags name."""
     from .solve import solve
 
-    kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
-                  policy=policy_from_args(args),
-                  progress=args.progress or (sys.stderr.isatty() and not args.json))
-    if args.workers is not None and args.workers < 1:
-        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    check_workers(args)
+    kwargs = dict(time_limit=args.time_limit, node_limit=getattr(args, "node_limit", None),
+                  policy=policy_from_args(args), progress=show_progress(args))
     if args.sequential:
+        from .timing import warm_up
+
+        warm_up(problem)        # the printed search time excludes loading the kernel
         return solve(problem, backend="sequential", **kwargs)
     return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,
                  cluster_config=args.cluster_config, **cluster_options(args), **kwargs)
 
 
+@contextlib.contextmanager
+def one_line_warnings(argv=None):
+    """Show each :class:`~engine.errors.InputWarning` (and any other warning a reader
+    raises on purpose) as one ``stealsearch: warning: ...`` line on stderr; none with
+    ``--quiet``."""
+    import warnings
+
+    quiet = argv is not None and "--quiet" in argv
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not quiet:
+            text = str(message).splitlines()[0] if str(message) else category.__name__
+            print(f"stealsearch: warning: {text}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", InputWarning)
+        old, warnings.showwarning = warnings.showwarning, show
+        try:
+            yield
+        finally:
+            warnings.showwarning = old
+
+
+@contextlib.contextmanager
+def client_from_args(args: argparse.Namespace):
+    """The Dask client the backend flags name, closed on exit; ``None`` for ``--sequential``
+    (the caller then runs its tasks in this process)."""
+    check_workers(args)
+    if getattr(args, "sequential", False):
+        yield None
+        return
+    from .cluster import dask_client
+
+    with dask_client(workers=args.workers, scheduler=args.scheduler,
+                     config=getattr(args, "cluster_config", None),
+                     **cluster_options(args)) as client:
+        yield client
+
+
+def run_tasks(client, fn, argument_lists, time_limit: float | None = None,
+              progress: bool = False, desc: str = "tasks"):
+    """Run ``fn(*args)`` for every tuple of ``argument_lists``: as Dask tasks on ``client``
+    (``client.map``), or one after another in this process when ``client`` is ``None``.
+
+    Returns ``(results, interrupted)``: ``results[i]`` is ``None`` for a task the time
+    limit stopped (not started in-process; cancelled on Dask).  The wait for the Dask
+    tasks has the time limit as its timeout.  ``progress`` shows a bar of finished
+    tasks on stderr.
+    """
+    import time
+
+    from tqdm import tqdm
+
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    items = [tuple(a) for a in argument_lists]
+    bar = tqdm(total=len(items), unit="task", desc=desc, file=sys.stderr, leave=False,
+               disable=not progress, mininterval=0.5)
+    try:
+        if client is None:
+            results = []
+            for a in items:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return results + [None] * (len(items) - len(results)), True
+                results.append(fn(*a))
+                bar.update(1)
+            return results, False
+        return _run_dask_tasks(client, fn, items, deadline, bar)
+    finally:
+        bar.close()
+
+
+def _run_dask_tasks(client, fn, items, deadline, bar):
+    import asyncio
+    import time
+
+    from distributed import as_completed
+
+    futures = client.map(fn, *zip(*items), pure=False) if items else []
+    timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
+    try:
+        for future in as_completed(futures, timeout=timeout):
+            if future.status == "error":
+                future.result()          # re-raise the task's own exception
+            bar.update(1)
+    except (TimeoutError, asyncio.TimeoutError):
+        pass
+    finished = [f for f in futures if f.status == "finished"]
+    gathered = dict(zip((f.key for f in finished), client.gather(finished)))
+    for f in futures:
+        if f.key not in gathered:
+            f.cancel()
+    return [gathered.get(f.key) for f in futures], len(gathered) < len(futures)
+
+
+#: The keys every engine result's JSON has (see stealsearch/schemas/result.schema.json).
+RESULT_KEYS = ("status", "mode", "objective", "bound", "count", "nodes", "search_seconds",
+               "wall_seconds", "backend", "workers")
+
+
+def result_json(result, **extra) -> dict:
+    """An engine SearchResult as the one documented JSON object: the result's own keys
+    (``status``, ``mode``, ``objective``, ``bound``, ``count``, ``nodes``,
+    ``search_seconds``, ``wall_seconds``, ``backend``, ``workers`` [one object per
+    worker], ``solution``, ``verified``, ``policy``, ...) with the problem-specific
+    ``extra`` keys beside them.  An extra key never replaces an engine key."""
+    d = result.as_dict()
+    clash = sorted(set(extra) & set(d) - {"solution"})
+    if clash:
+        raise ValueError(f"problem keys {clash} would hide engine result keys")
+    d.update(extra)
+    d["n_workers"] = len(result.workers)
+    return d
+
+
+def finite_json(obj):
+    """``obj`` with every NaN or infinite float replaced by ``None`` (JSON ``null``)."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return finite_json(obj.tolist())
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
 def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=json_default))
+    """One JSON object on stdout; NaN and infinity become ``null`` (strict JSON)."""
+    text = json.dumps(finite_json(obj), indent=2, default=json_default, allow_nan=False)
+    print(text)

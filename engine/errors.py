@@ -17,3 +17,8 @@ class ClusterUnavailable(InputError):
 
 class SearchFailed(RuntimeError):
     """A parallel search could not finish (a worker died, a peer stopped answering)."""
+
+
+class InputWarning(UserWarning):
+    """Input the reader accepted after dropping something (a self-loop, a duplicate edge);
+    the command prints it as one ``stealsearch: warning: ...`` line."""

@@ -7,10 +7,11 @@ a search that could not finish exits 1; an interrupt exits 130.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Sequence
 
-from engine.commandline import OneLineParser
+from engine.commandline import OneLineParser, one_line_warnings
 from engine.errors import InputError, SearchFailed
 
 from . import __version__
@@ -44,10 +45,20 @@ def build_parser() -> OneLineParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        code = args.func(args)
+        with one_line_warnings(sys.argv[1:] if argv is None else list(argv)):
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            code = args.func(args)
+            sys.stdout.flush()
         return 0 if code is None else int(code)
+    except BrokenPipeError:
+        # the reader of our output went away (``stealsearch ... | head -1``): stop quietly,
+        # and point stdout at /dev/null so the interpreter's final flush does not complain
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
     except InputError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
         if not msg.startswith("stealsearch"):

@@ -24,11 +24,15 @@ SECTIONS = (
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help="a short tour on a LocalCluster of 2 workers")
-    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N")
+    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+                   help="worker processes of the LocalCluster")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from engine.commandline import check_workers
+
+    check_workers(args)
     t0 = time.perf_counter()
     print(f"stealsearch demo: starting a LocalCluster of {args.workers} worker processes")
     ok = True

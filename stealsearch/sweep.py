@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.commandline import add_backend_arguments, print_json
+from engine.commandline import add_backend_arguments, cluster_options, print_json
 from engine.errors import InputError
 
 #: Item kinds of the sweeps: name -> "module:function" (see each function's docstring).
@@ -40,12 +40,11 @@ def register(subparsers) -> None:
                     "already done.  Item kinds: " + ", ".join(KINDS) + ".")
     p.add_argument("grid", metavar="GRID.yaml", help="the grid file")
     p.add_argument("--out", default="results", metavar="DIR",
-                   help="folder of the result table (default: results)")
+                   help="folder of the result table")
     p.add_argument("--limit", type=int, default=None, metavar="K",
                    help="run at most K items now (a later run does the rest)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="per-item limit in seconds for items whose grid sets none")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_backend_arguments(p, policy=False, limits=False)
     p.set_defaults(func=run)
 
@@ -72,7 +71,7 @@ def run(args) -> int:
             from engine.cluster import dask_client
 
             with dask_client(workers=args.workers, scheduler=args.scheduler,
-                             config=args.cluster_config) as client:
+                             config=args.cluster_config, **cluster_options(args)) as client:
                 summary = run_sweep(grid, args.out, client=client, progress=progress,
                                     limit=args.limit, timeout=args.timeout,
                                     on_row=written.append)

@@ -14,7 +14,6 @@ import pytest
 
 from stealsearch.cli import main
 
-from procutil import _alive, end_processes
 
 BIN = os.path.join(os.path.dirname(sys.executable), "stealsearch")
 

@@ -8,15 +8,24 @@
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
     stealsearch factorize GRAPH K     # a k-factorization as a clique in the k-factor graph
 
-FILE is DIMACS (``.clq``/``.col``) or a whitespace edge list.  GRAPH is a file or
-one of ``cube``, ``petersen``, ``Kn``, ``Kn,m``.  The JSON object (``--json``) is the
-engine's SearchResult plus ``solution`` as the graph's labels, ``count`` (count
-modes), ``n_workers`` and, for design/factorize, the decoded structure.
+FILE is DIMACS (``.clq``/``.col``) or a whitespace edge list, either may be gzipped
+(``.clq.gz``).  GRAPH is a file or one of ``cube``, ``petersen``, ``Kn``, ``Kn,m``.
+The JSON object (``--json``) is the engine result in the one schema
+(``stealsearch/schemas/result.schema.json``: status, mode, objective, bound, count,
+nodes, ..., ``solution`` as the graph's labels) with ``graph``, ``n``, ``m``,
+``clique_size`` and, for design/factorize, the decoded structure beside it.
+
+Every reported clique is checked by :func:`problems.clique.verify.check_clique`, which
+reads only the graph: a clique of the reported size always, and maximal too when the
+status is ``optimal``.  An interrupted search reports its incumbent as found (it need
+not be maximal) with the proven bound.
 """
 from __future__ import annotations
 
 
-from engine.commandline import add_backend_arguments, print_json, solve_from_args
+from engine.commandline import (add_backend_arguments, print_json, result_json, seed_int,
+                                solve_from_args)
+from engine.problem import SolutionError
 
 from .model import CliqueInputError
 from .problem import BOUNDS, MODES, CliqueProblem
@@ -28,30 +37,35 @@ def register(subparsers) -> None:
     p.add_argument("file", nargs="?", metavar="FILE", help="DIMACS .clq file or edge list")
     p.add_argument("--gnp", nargs=2, metavar=("N", "P"), default=None,
                    help="use the random graph G(N, P) instead of a file")
-    p.add_argument("--seed", type=int, default=1, help="seed of --gnp (default 1)")
+    p.add_argument("--seed", type=seed_int, default=0,
+                   help="instance seed of --gnp")
     p.add_argument("--format", choices=("dimacs", "edgelist"), default=None,
-                   help="file format (default: from the suffix / first line)")
-    p.add_argument("--mode", choices=MODES, default="max")
-    p.add_argument("--k", type=int, default=None, help="clique size to find (--mode decide)")
+                   help="file format (from the suffix / first line when absent)")
+    p.add_argument("--mode", choices=MODES, default="max",
+                   help="max: a maximum clique; decide: a clique of size >= --k; count: all "
+                        "cliques; count-maximal: maximal cliques")
+    p.add_argument("--k", type=int, default=None, help="clique size to find (--mode decide only)")
     p.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
-                   help="colour (default, MCS/BBMC-style) or the seed's greedy, sampling, size")
+                   help="colour (MCS/BBMC-style) or the seed's greedy, sampling, size")
     add_backend_arguments(p)
     p.set_defaults(func=run_clique)
 
     d = subparsers.add_parser("design", help="find a t-(v,k,1) design as a maximum clique (seed §1.2)")
-    d.add_argument("t", type=int)
-    d.add_argument("v", type=int)
-    d.add_argument("k", type=int)
-    d.add_argument("--bound", choices=BOUNDS + ("color",), default="colour")
+    d.add_argument("t", type=int, help="every t-subset of the points lies in one block")
+    d.add_argument("v", type=int, help="number of points")
+    d.add_argument("k", type=int, help="points per block")
+    d.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
+                   help="the clique kernel's bound")
     d.add_argument("--mode", choices=("decide", "max"), default="decide",
-                   help="decide: stop at a clique of size b (default); max: maximum clique")
+                   help="decide: stop at a clique of size b; max: maximum clique")
     add_backend_arguments(d)
     d.set_defaults(func=run_design)
 
     f = subparsers.add_parser("factorize", help="find a k-factorization of a graph as a clique (seed §1.2)")
     f.add_argument("graph", metavar="GRAPH", help="a graph file, or cube, petersen, Kn, Kn,m")
     f.add_argument("k", type=int, help="degree of the factors")
-    f.add_argument("--bound", choices=BOUNDS + ("color",), default="colour")
+    f.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
+                   help="the clique kernel's bound")
     add_backend_arguments(f)
     f.set_defaults(func=run_factorize)
 
@@ -70,34 +84,57 @@ def _load_graph(args):
         except ValueError:
             raise CliqueInputError(f"--gnp expects an integer N and a probability P, "
                                    f"got {n_text!r} {p_text!r}") from None
+        if not (1 <= n <= 100_000) or not (0.0 <= prob <= 1.0):
+            raise CliqueInputError(f"--gnp needs 1 <= N <= 100000 and 0 <= P <= 1, got {n_text} {p_text}")
         return gnp(n, prob, seed=args.seed)
     if not args.file:
         raise CliqueInputError("clique: give a graph FILE or --gnp N P")
+    if args.seed:
+        raise CliqueInputError("--seed applies to --gnp, not to a graph FILE")
     return read_graph(args.file, fmt=args.format)
 
 
-def _report(result, extra: dict, args) -> None:
+def _report(result, extra: dict, args, lines: list[str] = ()) -> None:
+    """``--json``: the one result schema with ``extra`` beside it; otherwise the result
+    table, then ``lines`` (the problem's own readable answer)."""
     if args.json:
-        d = result.as_dict()
-        d["n_workers"] = len(result.workers)
-        d.update(extra)
-        print_json(d)
+        print_json(result_json(result, **extra))
         return
     print(result)
-    for key, value in extra.items():
-        if value is not None:
-            print(f"  {key:<14} {value}")
+    for line in lines:
+        print(line)
+
+
+def _check_optimal_is_maximal(graph, result) -> None:
+    """A maximum clique is maximal: checked for 'optimal' results by the independent verifier."""
+    from .verify import check_clique
+
+    if result.status == "optimal" and result.solution is not None:
+        try:
+            check_clique(graph, result.solution, size=result.objective, maximal=True)
+        except SolutionError as exc:   # a kernel bug, never bad input
+            raise SolutionError(f"an 'optimal' clique failed the check: {exc}") from None
 
 
 def run_clique(args) -> int:
+    if args.k is not None and args.mode != "decide":
+        raise CliqueInputError("--k applies to --mode decide only")
     graph = _load_graph(args)
     problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound)
     result = solve_from_args(problem, args)
+    _check_optimal_is_maximal(graph, result)
     extra = {"graph": graph.name, "n": graph.n, "m": graph.m}
+    lines = [f"  graph          {graph.name}: {graph.n:,} vertices, {graph.m:,} edges"]
     if args.mode not in ("count", "count-maximal"):
-        extra["solution"] = result.solution
-        extra["clique_size"] = None if result.solution is None else len(result.solution)
-    _report(result, extra, args)
+        size = None if result.solution is None else len(result.solution)
+        extra["clique_size"] = size
+        if result.solution is not None:
+            what = {"optimal": "a maximum clique", "found": f"a clique of size >= {args.k}",
+                    "interrupted": "the best clique found (search interrupted)"}.get(
+                        result.status, "clique")
+            lines.append(f"  solution       {' '.join(map(str, result.solution))}  "
+                         f"({what}, {size} vertices)")
+    _report(result, extra, args, lines)
     return 0
 
 
@@ -120,9 +157,19 @@ def run_design(args) -> int:
     problem = CliqueProblem(graph, mode=mode, k=b if mode == "decide" else None, bound=args.bound)
     result = solve_from_args(problem, args)
     found = result.solution is not None and len(result.solution) >= b
-    extra["design"] = decode_design(result.solution, t, v) if found else None
-    _report(result, extra, args)
-    return 0
+    design = decode_design(result.solution, t, v) if found else None
+    extra["design"] = design
+    lines = [f"  {t}-({v},{k},1) design: {b} blocks needed, {graph.n} candidate blocks"]
+    if design is None:
+        lines.append("  no design found" + (" (search interrupted)" if result.status == "interrupted"
+                                             else ""))
+    else:
+        ok = "checked: every t-subset in exactly one block" if design["is_design"] else \
+            f"NOT a design: {design['t_subsets_not_covered_once']} t-subsets not covered once"
+        lines.append(f"  {len(design['blocks'])} blocks over points 0..{v - 1} ({ok}):")
+        lines += ["    " + " ".join(map(str, blk)) for blk in design["blocks"]]
+    _report(result, extra, args, lines)
+    return 0 if design is None or design["is_design"] else 1
 
 
 def run_factorize(args) -> int:
@@ -132,6 +179,8 @@ def run_factorize(args) -> int:
     from .io import read_graph
 
     graph = read_graph(args.graph) if Path(args.graph).exists() else named_graph(args.graph)
+    if args.k < 1:
+        raise CliqueInputError(f"factorize: K must be >= 1, got {args.k}")
     fg, _ = factor_graph(graph, args.k)
     need = factors_needed(graph, args.k)
     extra: dict = {"graph": graph.name, "k_factors": fg.n, "factors_needed": need}
@@ -146,6 +195,18 @@ def run_factorize(args) -> int:
     problem = CliqueProblem(fg, mode="decide", k=need, bound=args.bound)
     result = solve_from_args(problem, args)
     found = result.solution is not None
-    extra["factorization"] = decode_factorization(graph, result.solution, args.k) if found else None
-    _report(result, extra, args)
-    return 0
+    fact = decode_factorization(graph, result.solution, args.k) if found else None
+    extra["factorization"] = fact
+    lines = [f"  {args.k}-factorization of {graph.name}: {need} factors needed, "
+             f"{fg.n} {args.k}-factors to choose from"]
+    if fact is None:
+        lines.append("  none found" + (" (search interrupted)" if result.status == "interrupted"
+                                        else ""))
+    else:
+        ok = ("checked: the factors partition the edges, each spanning and "
+              f"{args.k}-regular" if fact["is_factorization"] else "NOT a factorization")
+        lines.append(f"  {len(fact['factors'])} factors ({ok}):")
+        for i, f in enumerate(fact["factors"], start=1):
+            lines.append(f"    factor {i}: " + " ".join(f"{a}-{b}" for a, b in f))
+    _report(result, extra, args, lines)
+    return 0 if fact is None or fact["is_factorization"] else 1

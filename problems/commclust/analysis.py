@@ -16,12 +16,11 @@ from .quality import quality_curve
 
 
 def _num(x: float):
-    """JSON-friendly number: NaN -> None, +inf -> "inf"."""
+    """JSON-friendly number: NaN -> None; an infinity stays a float (printed as JSON
+    ``null`` by :func:`engine.commandline.print_json`, never as a string)."""
     x = float(x)
     if math.isnan(x):
         return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
     return x
 
 
@@ -30,7 +29,7 @@ def characterize(table, seed: int | None = 0, order=None, groups=None,
     """Cluster ``table``, score all partitions, choose the best; a JSON-ready dict.
 
     ``partitions[k]`` has ``n_clusters``, ``F_G``, ``D_G``, ``G_c`` (``None`` = undefined,
-    ``"inf"`` = no inter-cluster traffic) and, when ``N <= partition_members_limit``, its
+    ``inf`` = no inter-cluster traffic, JSON ``null``) and, when ``N <= partition_members_limit``, its
     ``clusters``; ``merges`` (``[a, b, f]`` with scipy's cluster ids) always describe them all.
 
     >>> from problems.commclust.generators import paper_table1
@@ -112,7 +111,7 @@ def summarize_sweep(label: str, runs: list[dict]) -> dict:
         counts.setdefault(key, []).append(r["seed"])
     modal, seeds = max(counts.items(), key=lambda kv: (len(kv[1]), -min(s for s in kv[1])))
     gcs = [r["G_c"] for r in runs if isinstance(r["G_c"], (int, float))]
-    curves = [np.array([np.nan if v is None else (np.inf if v == "inf" else v) for v in r["gc_curve"]])
+    curves = [np.array([np.nan if v is None else v for v in r["gc_curve"]])
               for r in runs]
     spread = 0.0
     if len(curves) > 1:

@@ -2,11 +2,15 @@
 
 Usage::
 
-    stealsearch commclust FILE | --example cg8  [--format csv|npy|trace] [--seed S]
+    stealsearch commclust FILE | --example cg8  [--format csv|npy|trace] [--tie-seed S]
                           [--groups 4,4] [--json] [--plot GC.png] [--dendrogram-plot D.png]
                           [--dendrogram]
-    stealsearch commclust sweep FILE... | --example NAME...  [--seeds K] [--first-seed S]
-                          [--workers N | --scheduler ADDR] [--json]
+    stealsearch commclust sweep FILE... | --example NAME...  [--tie-seeds K] [--first-tie-seed S]
+                          [--workers N | --sequential | --scheduler ADDR | --cluster-config FILE]
+                          [--time-limit S] [--json]
+
+``--seed`` is the instance seed of the generated examples (isN, epN, randomN), as
+everywhere; the paper's random tie-break has its own ``--tie-seed``.
 
 The first positional may be the word ``sweep`` (a file literally named ``sweep`` must be
 given as ``./sweep``).  Single runs happen in this process (a polynomial algorithm: no
@@ -16,17 +20,18 @@ through :func:`engine.cluster.dask_client` and reports how stable the best parti
 ``--json`` (single run): ``partitions`` (``index`` k = merges done, ``n_clusters``, ``F_G``,
 ``D_G``, ``G_c`` and, for N <= 256, ``clusters``), ``merges`` (scipy ids + f), ``best``,
 ``ranking`` (partition indices by G_c), ``tie_order``, ``mapping`` (with ``--groups``),
-``wall_seconds``.  ``G_c`` is ``null`` where undefined (one cluster) and ``"inf"`` for a
-partition with no inter-cluster traffic.  ``--json`` (sweep): per table ``stability``,
+``wall_seconds``.  ``G_c`` is ``null`` where undefined (one cluster) or infinite (no
+inter-cluster traffic: ``D_G`` = 0); JSON never holds NaN or Infinity.  ``--json`` (sweep): per table ``stability``,
 ``distinct_best_partitions``, ``modal_best_partition``, ``best_n_clusters_counts``,
 ``gc_curve_max_spread``; plus ``tasks``, ``workers``, ``wall_seconds``.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
+from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
+                                positive_int, print_json, run_tasks, seed_int)
 
 from .model import CommTableError
 
@@ -43,29 +48,25 @@ def register(subparsers) -> None:
                    help="table file (.csv, .npy, .trace); or 'sweep' followed by files")
     p.add_argument("--example", action="append", default=[], metavar="NAME",
                    help="built-in table: cg8 (= the paper's Table 1), cgN, isN, epN, randomN")
-    p.add_argument("--example-seed", type=int, default=0, metavar="S",
-                   help="seed of the generated isN/epN/randomN examples (default 0)")
+    p.add_argument("--seed", "--example-seed", dest="seed", type=seed_int, default=0,
+                   metavar="S", help="instance seed of the generated isN/epN/randomN examples")
     p.add_argument("--format", choices=("csv", "npy", "trace"), default=None,
-                   help="input format (default: from the extension; unknown -> csv)")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="tie-break seed: random order of the processes (default 0)")
+                   help="input format (from the extension when absent; unknown -> csv)")
+    p.add_argument("--tie-seed", type=seed_int, default=0, metavar="S",
+                   help="tie-break seed: random order of the processes")
     p.add_argument("--groups", default=None, metavar="SIZES",
                    help="machine groups to map the best partition to, e.g. 4,4 or 2x8")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", default=None, metavar="PNG", help="write G_c vs clusters plot")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="write the G_c vs clusters figure here (none when absent)")
     p.add_argument("--dendrogram-plot", default=None, metavar="PNG",
-                   help="write the dendrogram drawing (scipy)")
+                   help="write the dendrogram figure (scipy) here (none when absent)")
     p.add_argument("--dendrogram", action="store_true",
                    help="print every partition (Table 2 style); default only when N <= 32")
-    p.add_argument("--seeds", type=int, default=16, metavar="K",
-                   help="sweep: number of tie-break seeds (default 16)")
-    p.add_argument("--first-seed", type=int, default=0, metavar="S",
-                   help="sweep: seeds S..S+K-1 (default 0)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="sweep: LocalCluster of N worker processes (default 2)")
-    where.add_argument("--scheduler", default=None, metavar="ADDR",
-                       help="sweep: address of a running Dask scheduler")
+    p.add_argument("--tie-seeds", type=positive_int, default=16, metavar="K",
+                   help="sweep: number of tie-break seeds")
+    p.add_argument("--first-tie-seed", type=seed_int, default=0, metavar="S",
+                   help="sweep: tie-break seeds S..S+K-1")
+    add_backend_arguments(p, policy=False, node_limit=False, what="the sweep")
     p.set_defaults(func=run)
 
 
@@ -74,13 +75,16 @@ def _load_sources(args, allow_many: bool) -> dict:
     from .io import read_table
 
     tables: dict = {}
+    if args.seed and not any(not name.startswith("cg") for name in args.example):
+        raise CommTableError("--seed applies to the generated examples (isN, epN, randomN); "
+                             "the tie-break seed is --tie-seed")
     for path in args.sources:
         label = path
         while label in tables:
             label += "'"
         tables[label] = read_table(path, args.format)
     for name in args.example:
-        tables[name] = example_table(name, seed=args.example_seed)
+        tables[name] = example_table(name, seed=args.seed)
     if not tables:
         raise CommTableError("give a table FILE or --example NAME (e.g. --example cg8)")
     if not allow_many and len(tables) > 1:
@@ -96,30 +100,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_single(args) -> int:
-    from engine.commandline import print_json
-
     from .analysis import characterize, public
     from .mapping import parse_groups
     from .model import validate_table
     from .render import dendrogram_text, format_gc, plot_dendrogram, plot_gc
 
     start = time.perf_counter()
+    if args.workers or args.scheduler or args.cluster_config or args.time_limit is not None:
+        raise CommTableError("a single table runs in this process (a polynomial algorithm); "
+                             "--workers, --scheduler, --cluster-config and --time-limit apply "
+                             "to 'commclust sweep'")
+    if args.tie_seeds != 16 or args.first_tie_seed:
+        raise CommTableError("--tie-seeds and --first-tie-seed apply to 'commclust sweep'; "
+                             "a single run takes --tie-seed")
+    for path in (args.plot, args.dendrogram_plot):
+        check_plot_path(path, CommTableError)
     [(label, table)] = _load_sources(args, allow_many=False).items()
-    if args.seed < 0:
-        raise CommTableError(f"--seed must be >= 0, got {args.seed}")
     groups = parse_groups(args.groups) if args.groups else None
     t = validate_table(table, source=label)
-    result = characterize(t, seed=args.seed, groups=groups, validated=True)
+    result = characterize(t, seed=args.tie_seed, groups=groups, validated=True)
     dend, curve = result["_dendrogram"], result["_curve"]
     best = result["best"]["index"]
-    for path in (args.plot, args.dendrogram_plot):
-        if path and os.path.dirname(os.path.abspath(path)) and not os.path.isdir(
-                os.path.dirname(os.path.abspath(path))):
-            raise CommTableError(f"cannot write {path}: no such directory")
     if args.plot:
         plot_gc(curve, args.plot, title=f"{label}: G_c per partition (N = {dend.n})", best=best)
     if args.dendrogram_plot:
-        plot_dendrogram(dend, args.dendrogram_plot, title=f"{label}: dendrogram (seed {args.seed})")
+        plot_dendrogram(dend, args.dendrogram_plot, title=f"{label}: dendrogram (tie-break seed {args.tie_seed})")
     out = public(result)
     out["table"] = label
     out["wall_seconds"] = time.perf_counter() - start
@@ -127,7 +132,7 @@ def _run_single(args) -> int:
         print_json(out)
         return 0
     n = dend.n
-    print(f"commclust: {label}: {n} processes, tie-break seed {args.seed}")
+    print(f"commclust: {label}: {n} processes, tie-break seed {args.tie_seed}")
     if args.dendrogram or n <= 32:
         print(dendrogram_text(dend, curve))
     print(f"best partition: {result['best']['n_clusters']} clusters (partition {best}), "
@@ -153,30 +158,45 @@ def _run_single(args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from engine.commandline import print_json
-    from engine.cluster import dask_client
+    from .analysis import best_summary, summarize_sweep
+    from .model import validate_table
 
-    from .analysis import run_sweep
-
-    if args.seeds < 1:
-        raise CommTableError(f"--seeds must be >= 1, got {args.seeds}")
-    if args.first_seed < 0:
-        raise CommTableError(f"--first-seed must be >= 0, got {args.first_seed}")
-    if args.plot or args.dendrogram_plot or args.groups:
-        raise CommTableError("--plot, --dendrogram-plot and --groups apply to single runs, not sweep")
-    tables = _load_sources(args, allow_many=True)
-    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    if args.plot or args.dendrogram_plot or args.groups or args.dendrogram:
+        raise CommTableError("--plot, --dendrogram-plot, --dendrogram and --groups apply to "
+                             "single runs, not sweep")
+    if args.tie_seed:
+        raise CommTableError("commclust sweep: give --tie-seeds K and --first-tie-seed S, "
+                             "not --tie-seed")
+    tables = {label: validate_table(t, source=label)
+              for label, t in _load_sources(args, allow_many=True).items()}
+    seeds = list(range(args.first_tie_seed, args.first_tie_seed + args.tie_seeds))
     start = time.perf_counter()
-    with dask_client(workers=args.workers, scheduler=args.scheduler) as client:
-        n_workers = len(client.scheduler_info().get("workers", {}))
-        summaries = run_sweep(client, tables, seeds)
+    with client_from_args(args) as client:
+        n_workers = 1 if client is None else len(client.scheduler_info().get("workers", {}))
+        # a table travels to the workers once (scattered), not once per task
+        shipped = {label: t if client is None else client.scatter(t, broadcast=True, hash=False)
+                   for label, t in tables.items()}
+        items = [(label, s) for label in tables for s in seeds]
+        results, interrupted = run_tasks(client, best_summary,
+                                         [(shipped[label], s) for label, s in items],
+                                         args.time_limit,
+                                         progress=show_progress(args))
+    summaries = []
+    for label in tables:
+        runs = [r for (lab, _), r in zip(items, results) if lab == label and r is not None]
+        if runs:
+            summaries.append(summarize_sweep(label, runs))
     wall = time.perf_counter() - start
+    done = sum(r is not None for r in results)
     if args.json:
-        print_json({"sweep": summaries, "seeds": seeds, "workers": n_workers,
-                    "tasks": len(seeds) * len(tables), "wall_seconds": wall})
+        print_json({"status": "interrupted" if interrupted else "complete",
+                    "sweep": summaries, "seeds": seeds, "workers": n_workers,
+                    "tasks": done, "tasks_planned": len(items), "wall_seconds": wall})
         return 0
-    print(f"commclust sweep: {len(tables)} table(s) x {len(seeds)} seeds = "
-          f"{len(seeds) * len(tables)} Dask tasks on {n_workers} workers")
+    where = "in this process" if client is None else f"Dask tasks on {n_workers} workers"
+    print(f"commclust sweep: {len(tables)} table(s) x {len(seeds)} tie-break seeds = "
+          f"{len(items)} tasks ({done} done) {where}"
+          + ("; interrupted by --time-limit" if interrupted else ""))
     for s in summaries:
         part = " ".join("(" + ",".join(map(str, c)) + ")" for c in s["modal_best_partition"])
         if len(part) > 300:

@@ -28,6 +28,8 @@ import re
 
 import numpy as np
 
+from engine.inputs import read_input_bytes, read_input_text, shown
+
 from .model import CommTableError, validate_table
 
 _SPLIT = re.compile(r"[,;\t ]+")
@@ -35,11 +37,12 @@ FORMATS = ("csv", "npy", "trace")
 
 
 def detect_format(path: str) -> str:
-    """Format from the extension.
+    """Format from the extension (a ``.gz`` after it is looked through).
 
-    >>> detect_format("t.npy"), detect_format("run.trace"), detect_format("t.txt")
+    >>> detect_format("t.npy"), detect_format("run.trace.gz"), detect_format("t.txt")
     ('npy', 'trace', 'csv')
     """
+    path = path[:-3] if path.lower().endswith(".gz") else path
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":
         return "npy"
@@ -53,21 +56,21 @@ def read_table(path: str, fmt: str | None = None) -> np.ndarray:
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise CommTableError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    if not os.path.isfile(path):
-        raise CommTableError(f"{path}: no such file")
     if fmt == "npy":
         return read_npy(path)
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
+    text = read_input_text(path, CommTableError)
     if fmt == "trace":
         return parse_trace(text, source=path)
     return parse_csv_table(text, source=path)
 
 
 def read_npy(path: str) -> np.ndarray:
+    import io
+
+    data = read_input_bytes(path, CommTableError)
     try:
-        arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError, TypeError, MemoryError) as exc:
         raise CommTableError(f"{path}: not a readable .npy array ({exc.__class__.__name__})") from None
     return validate_table(arr, source=path)
 
@@ -75,7 +78,7 @@ def read_npy(path: str) -> np.ndarray:
 def _number(cell: str) -> float | None:
     try:
         return float(cell)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -97,7 +100,9 @@ def parse_csv_table(text: str, source: str = "<csv>") -> np.ndarray:
     if any(_number(c) is None for c in rows[0][1]):
         header = rows.pop(0)
         if not rows:
-            raise CommTableError(f"{source}: header but no rows")
+            cell = next(c for c in header[1] if _number(c) is None)
+            raise CommTableError(f"{source}: line {header[0]}: not a number: {shown(cell)} "
+                                 "(and no rows after it, so it is no header either)")
     n_cells = len(rows[0][1])
     label_col = header is not None and len(header[1]) == n_cells and n_cells == len(rows) + 1
     values: list[list[float]] = []
@@ -111,11 +116,11 @@ def parse_csv_table(text: str, source: str = "<csv>") -> np.ndarray:
         for col, cell in enumerate(cells):
             v = _number(cell)
             if v is None:
-                raise CommTableError(f"{source}: line {lineno}, col {col}: not a number: {cell!r}")
+                raise CommTableError(f"{source}: line {lineno}, col {col}: not a number: {shown(cell)}")
             if math.isnan(v) or math.isinf(v):
-                raise CommTableError(f"{source}: line {lineno}, col {col}: non-finite value {cell!r}")
+                raise CommTableError(f"{source}: line {lineno}, col {col}: non-finite value {shown(cell)}")
             if v < 0:
-                raise CommTableError(f"{source}: line {lineno}, col {col}: negative value {cell}")
+                raise CommTableError(f"{source}: line {lineno}, col {col}: negative value {cell[:30]}")
             row.append(v)
         values.append(row)
     n_rows, n_cols = len(values), len(values[0])
@@ -139,6 +144,9 @@ def parse_trace(text: str, source: str = "<trace>") -> np.ndarray:
         if not s:
             continue
         cells = s.replace(",", " ").split()
+        if not cells:
+            raise CommTableError(f"{source}: line {lineno}: expected 'src dst [count]', got "
+                                 f"{shown(s)}")
         if cells[0].lower() == "processes":
             if declared is not None or src_ids:
                 raise CommTableError(f"{source}: line {lineno}: 'processes' must come once, "
@@ -154,15 +162,15 @@ def parse_trace(text: str, source: str = "<trace>") -> np.ndarray:
         for col, cell in enumerate(cells[:2]):
             if not re.fullmatch(r"\d+", cell):
                 raise CommTableError(f"{source}: line {lineno}, col {col}: process id must be an "
-                                     f"integer >= 0, got {cell!r}")
+                                     f"integer >= 0, got {shown(cell)}")
             ids.append(int(cell))
         count = 1.0
         if len(cells) == 3:
             c = _number(cells[2])
             if c is None or math.isnan(c) or math.isinf(c):
-                raise CommTableError(f"{source}: line {lineno}, col 2: bad count {cells[2]!r}")
+                raise CommTableError(f"{source}: line {lineno}, col 2: bad count {shown(cells[2])}")
             if c < 0:
-                raise CommTableError(f"{source}: line {lineno}, col 2: negative count {cells[2]}")
+                raise CommTableError(f"{source}: line {lineno}, col 2: negative count {cells[2][:30]}")
             count = c
         if declared is not None and max(ids) >= declared:
             raise CommTableError(f"{source}: line {lineno}: process {max(ids)} >= processes {declared}")

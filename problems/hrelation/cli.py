@@ -5,13 +5,18 @@ Usage::
     stealsearch hrel FILE [--algorithm A] [--json] [--out schedule.json]
     stealsearch hrel --random P H [--seed S] [--skew X] [--algorithm A|all] [--json]
     stealsearch hrel sweep [--P 8,16,32] [--h 16,64] [--skews 0,1.5] [--seeds 3]
-                           [--algorithms ...] [--plot sweep.png] [--workers N | --scheduler ADDR]
+                           [--algorithms ...] [--plot sweep.png]
+    (backend flags: --workers N | --sequential | --scheduler ADDR | --cluster-config FILE,
+     --time-limit S, --json, --progress, --quiet)
 
-The positional argument is a message file (.csv/.npy/.json) or the word ``sweep``.  A single
-instance runs in this process unless ``--workers``/``--scheduler`` is given, in which case it is
-submitted as one Dask task; a sweep always runs as Dask tasks (``client.map``) on
-``engine.cluster.dask_client``.  Lengths are in packet times; ``bound`` is the paper's upper
-bound for the algorithm (null for the baselines), ``lower_bound`` is h.
+The positional argument is a message file (.csv/.npy/.json, optionally .gz) or the word
+``sweep``.  A single instance runs in this process unless a place is named (``--workers``,
+``--scheduler``, ``--cluster-config``): then every algorithm is one Dask task.  A sweep runs
+as Dask tasks (``client.map``) on a LocalCluster of 2 workers by default, in this process with
+``--sequential``; ``--time-limit`` stops it and reports the finished part as 'interrupted'.
+No file is written unless asked (``--out``, ``--plot``).  Lengths are in packet times;
+``bound`` is the paper's upper bound for the algorithm (null for the baselines),
+``lower_bound`` is h.
 """
 from __future__ import annotations
 
@@ -19,11 +24,14 @@ import argparse
 import sys
 import time
 
-from engine.commandline import print_json
+from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
+                                non_negative_float, positive_int, print_json, run_tasks,
+                                seed_int)
+from engine.inputs import check_output_path
 
 from .algorithms import ALGORITHMS
 from .model import HRelationInputError, read_messages
-from .sweep import parse_list, plot_sweep, run_algorithm, run_sweep, summarise
+from .sweep import parse_list, plot_sweep, run_algorithm, summarise, sweep_grid, sweep_task
 
 CHOICES = tuple(ALGORITHMS) + ("all",)
 
@@ -37,45 +45,53 @@ def register(subparsers) -> None:
                    help="message matrix (.csv, .npy, .json), or 'sweep'")
     p.add_argument("--random", nargs=2, type=int, metavar=("P", "H"),
                    help="a random instance with P PEs and maximum load H")
-    p.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
-    p.add_argument("--skew", type=float, default=0.0,
+    p.add_argument("--seed", type=seed_int, default=0,
+                   help="instance seed of --random (a sweep uses seeds S..S+K-1)")
+    p.add_argument("--skew", type=non_negative_float, default=0.0,
                    help="log-normal sigma of --random message lengths (0 = uniform)")
     p.add_argument("--algorithm", default="forwarding", choices=CHOICES,
-                   help="which scheduler (default forwarding); 'all' runs every one")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", metavar="FILE", help="write the schedule (JSON); with 'all' the shortest")
+                   help="which scheduler; 'all' runs every one")
+    p.add_argument("--out", metavar="FILE",
+                   help="write the schedule (JSON); with 'all' the shortest")
     p.add_argument("--no-verify", action="store_true", help="skip the independent verifier")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="run on a LocalCluster of N worker processes (sweep default 2)")
-    where.add_argument("--scheduler", metavar="ADDR", default=None,
-                       help="connect to a running Dask scheduler")
+    add_backend_arguments(p, policy=False, node_limit=False, what="the algorithms")
     g = p.add_argument_group("sweep (target 'sweep')")
     g.add_argument("--P", dest="sweep_P", default="8,16,32,64,65", help="PE counts (comma list)")
     g.add_argument("--h", dest="sweep_h", default="16,64", help="maximum loads (comma list)")
     g.add_argument("--skews", default="0,1.5", help="message-length skews (comma list)")
-    g.add_argument("--seeds", type=int, default=2, help="random instances per grid point")
+    g.add_argument("--seeds", type=positive_int, default=2,
+                   help="random instances per grid point")
     g.add_argument("--algorithms", default="direct,forwarding,regular,weighted,naive,two-phase",
                    help="algorithms to compare (comma list)")
-    g.add_argument("--plot", default="hrel_sweep.png", metavar="PNG", help="plot file")
+    g.add_argument("--plot", default=None, metavar="PNG",
+                   help="write the sweep's figure here (none when absent)")
     p.set_defaults(func=run)
 
 
-def _client(args):
-    from engine.cluster import dask_client
-
-    return dask_client(workers=args.workers, scheduler=args.scheduler)
+def _place_named(args) -> bool:
+    return bool(args.workers or args.scheduler or args.cluster_config)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.target == "sweep":
         return _run_sweep(args)
+    for flag, value in (("--plot", args.plot), ("--P", args.sweep_P != "8,16,32,64,65"),
+                        ("--h", args.sweep_h != "16,64"), ("--skews", args.skews != "0,1.5"),
+                        ("--seeds", args.seeds != 2)):
+        if value:
+            raise HRelationInputError(f"{flag} applies to 'hrel sweep' only")
     if args.random and args.target:
         raise HRelationInputError("give a FILE or --random P H, not both")
+    if not args.random and (args.seed or args.skew):
+        raise HRelationInputError("--seed and --skew apply to --random P H (and sweeps) only")
+    if args.out:
+        check_output_path(args.out, HRelationInputError)
     if args.random:
         from .generators import random_instance
 
         P, H = args.random
+        if not (1 <= P <= 4096 and 1 <= H <= 10 ** 9):
+            raise HRelationInputError(f"--random needs 1 <= P <= 4096 and 1 <= H <= 10^9, got {P} {H}")
         m = random_instance(P, H, seed=args.seed, skew=args.skew)
         source = f"random P={P} H={H} seed={args.seed} skew={args.skew:g}"
     elif args.target:
@@ -87,16 +103,27 @@ def run(args: argparse.Namespace) -> int:
     verify = not args.no_verify
     keep = bool(args.out)
     t0 = time.perf_counter()
-    if args.workers or args.scheduler:
-        with _client(args) as client:
-            futures = [client.submit(run_algorithm, m, n, verify, keep, pure=False) for n in names]
-            records = client.gather(futures)
+    if _place_named(args):
+        with client_from_args(args) as client:
+            records, interrupted = run_tasks(client, run_algorithm,
+                                             [(m, n, verify, keep) for n in names],
+                                             args.time_limit,
+                                         progress=show_progress(args))
     else:
-        records = [run_algorithm(m, n, verify, keep) for n in names]
+        records, interrupted = run_tasks(None, run_algorithm,
+                                         [(m, n, verify, keep) for n in names], args.time_limit,
+                                         progress=show_progress(args))
     total = time.perf_counter() - t0
+    skipped = [n for n, r in zip(names, records) if r is None]
+    records = [r for r in records if r is not None]
+    if not records:
+        raise HRelationInputError(f"--time-limit {args.time_limit:g} s: no algorithm finished")
     best = min(records, key=lambda r: r["length"])
     if args.out:
-        best["schedule"].write_json(args.out)
+        try:
+            best["schedule"].write_json(args.out)
+        except OSError as exc:
+            raise HRelationInputError(f"cannot write {args.out}: {exc.strerror}") from None
     for r in records:
         r.pop("schedule", None)
     failed = [r for r in records if r["verified"] is False]
@@ -109,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
                    "bound": best["bound"], "lower_bound": best["lower_bound"],
                    "verified": all(r["verified"] is not False for r in records) if verify else None,
                    "wall_seconds": total, "results": records}
+        obj["status"] = "interrupted" if interrupted else "complete"
+        obj["not_run"] = skipped
         print_json(obj)
     else:
         print(f"h-relation {source}: P={best['P']}, h={best['h']}")
@@ -123,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         for r in failed:
             print(f"verification of {r['algorithm']} failed: {'; '.join(r['verify_errors'])}",
                   file=sys.stderr)
+        if skipped:
+            print(f"interrupted by --time-limit: not run: {', '.join(skipped)}")
         if args.out:
             print(f"schedule ({best['algorithm']}) written to {args.out}")
     return 1 if failed else 0
@@ -139,25 +170,42 @@ def _run_sweep(args) -> int:
     for a in algos:
         if a not in ALGORITHMS:
             raise HRelationInputError(f"hrel sweep: unknown algorithm {a!r} (choose from {', '.join(ALGORITHMS)})")
-    if any(P < 2 for P in Ps) or any(h < 1 for h in hs) or args.seeds < 1:
-        raise HRelationInputError("hrel sweep: need P >= 2, h >= 1 and --seeds >= 1")
+    if any(P < 2 or P > 4096 for P in Ps) or any(h < 1 or h > 10 ** 9 for h in hs):
+        raise HRelationInputError("hrel sweep: need 2 <= P <= 4096 and 1 <= h <= 10^9")
+    if any(not (0 <= s <= 20) for s in skews):
+        raise HRelationInputError("hrel sweep: --skews must lie in 0..20")
+    if args.target and args.random:
+        raise HRelationInputError("hrel sweep draws its own instances: --random does not apply")
+    if args.out:
+        raise HRelationInputError("hrel sweep: --out does not apply (use --json or --plot)")
+    check_plot_path(args.plot, HRelationInputError)
     t0 = time.perf_counter()
-    with _client(args) as client:
-        rows = run_sweep(client, Ps, hs, skews, args.seeds, algos)
+    grid = [(P, h, skew, args.seed + s, tuple(algos))
+            for P, h, skew, s in sweep_grid(Ps, hs, skews, args.seeds)]
+    with client_from_args(args) as client:
+        parts, interrupted = run_tasks(client, sweep_task, grid, args.time_limit,
+                                         progress=show_progress(args))
+    rows = [r for part in parts if part is not None for r in part]
     wall = time.perf_counter() - t0
-    plot_sweep(rows, args.plot)
+    if args.plot and rows:
+        plot_sweep(rows, args.plot)
     summary = summarise(rows)
     failed = [r for r in rows if r["verified"] is False]
+    where = "in this process" if args.sequential else "as Dask tasks"
+    done = sum(part is not None for part in parts)
     if args.json:
-        print_json({"tasks": len(rows) // max(1, len(algos)), "records": len(rows),
+        print_json({"status": "interrupted" if interrupted else "complete",
+                    "tasks": done, "tasks_planned": len(grid), "records": len(rows),
                     "verified": not failed, "wall_seconds": wall, "plot": args.plot,
                     "summary": summary})
     else:
-        print(f"hrel sweep: {len(rows)} schedules ({len(rows) // max(1, len(algos))} Dask tasks) "
-              f"in {wall:.1f} s, all verified: {'yes' if not failed else 'NO'}")
+        print(f"hrel sweep: {len(rows)} schedules ({done} of {len(grid)} grid points {where}) "
+              f"in {wall:.1f} s, all verified: {'yes' if not failed else 'NO'}"
+              + ("; interrupted by --time-limit" if interrupted else ""))
         print(f"{'algorithm':<11} {'P':>4} {'skew':>5} {'mean len/h':>10} {'max len/h':>10}")
         for s in summary:
             print(f"{s['algorithm']:<11} {s['P']:>4} {s['skew']:>5g} {s['mean_length_over_h']:>10.4f} "
                   f"{s['max_length_over_h']:>10.4f}")
-        print(f"plot written to {args.plot}")
+        if args.plot:
+            print(f"plot written to {args.plot}")
     return 1 if failed else 0

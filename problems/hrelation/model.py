@@ -117,21 +117,28 @@ def validate_messages(matrix, where: str = "matrix") -> np.ndarray:
 
 def read_messages(path: str | Path) -> HRelation:
     """Read a message matrix from ``.csv``, ``.npy`` or ``.json`` (by suffix)."""
+    from engine.inputs import read_input_bytes, read_input_text
+
     p = Path(path)
-    if not p.is_file():
-        raise HRelationInputError(f"{path}: no such file")
-    suffix = p.suffix.lower()
+    name = p.name[:-3] if p.name.lower().endswith(".gz") else p.name
+    suffix = Path(name).suffix.lower()
     if suffix == ".npy":
+        import io
+
         try:
-            arr = np.load(p, allow_pickle=False)
+            arr = np.load(io.BytesIO(read_input_bytes(p, HRelationInputError)), allow_pickle=False)
+        except HRelationInputError:
+            raise
         except Exception as exc:
             raise HRelationInputError(f"{path}: not a readable .npy file ({exc.__class__.__name__})") from None
         return HRelation.from_matrix(arr, str(path))
     if suffix == ".json":
         try:
-            data = json.loads(p.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise HRelationInputError(f"{path}: not valid JSON ({exc})".splitlines()[0]) from None
+            data = json.loads(read_input_text(p, HRelationInputError))
+        except json.JSONDecodeError as exc:
+            raise HRelationInputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise HRelationInputError(f"{path}: JSON nested too deeply") from None
         if isinstance(data, dict):
             if "messages" not in data:
                 raise HRelationInputError(f"{path}: JSON object needs a 'messages' key (a list of rows)")
@@ -141,7 +148,7 @@ def read_messages(path: str | Path) -> HRelation:
         for i, row in enumerate(data):
             for j, v in enumerate(row):
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise HRelationInputError(f"{path}: row {i}, col {j}: {v!r} is not a number")
+                    raise HRelationInputError(f"{path}: row {i}, col {j}: {str(v)[:30]!r} is not a number")
         lengths = {len(r) for r in data}
         if len(lengths) > 1:
             i = next(k for k, r in enumerate(data) if len(r) != len(data[0]))
@@ -150,10 +157,7 @@ def read_messages(path: str | Path) -> HRelation:
         return HRelation.from_matrix(np.array(data) if data else np.zeros((0, 0)), str(path))
     # CSV (default for .csv, .txt and anything else)
     rows = []
-    try:
-        text = p.read_text()
-    except UnicodeDecodeError:
-        raise HRelationInputError(f"{path}: not a text file") from None
+    text = read_input_text(p, HRelationInputError)
     for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
         if not row or row[0].lstrip().startswith("#") or all(not c.strip() for c in row):
             continue
@@ -164,10 +168,14 @@ def read_messages(path: str | Path) -> HRelation:
                 vals.append(int(cell))
             except ValueError:
                 raise HRelationInputError(
-                    f"{path}: line {lineno}, col {col}: {cell!r} is not an integer") from None
+                    f"{path}: line {lineno}, col {col}: {cell[:30]!r} is not an integer") from None
         if rows and len(vals) != len(rows[0][1]):
             raise HRelationInputError(
                 f"{path}: line {lineno}: {len(vals)} entries, expected {len(rows[0][1])}")
+        big = next((c for c, v in enumerate(vals) if abs(v) >= 2 ** 62), None)
+        if big is not None:     # would overflow int64 before the checks below name it
+            raise HRelationInputError(f"{path}: line {lineno}, col {big}: message length "
+                                      f"{str(vals[big])[:30]} is too large")
         rows.append((lineno, vals))
     if not rows:
         raise HRelationInputError(f"{path}: no rows")

@@ -6,10 +6,14 @@ Sub-commands (a sub-parser each)::
     stealsearch liquid alloc 4 4 4 4 4 4 4 4  # Swiss-T1 all-to-all over an allocation
     stealsearch liquid traffic FILE         # a traffic file (JSON/YAML, see topology.load_traffic)
     stealsearch liquid teams FILE|example [--full]   # count teams / full teams
-    stealsearch liquid t1-study [--out DIR] [--workers N | --scheduler ADDR]
+    stealsearch liquid t1-study [--out DIR] [--workers N | --sequential | --scheduler ADDR]
 
 The search commands take the engine's backend flags (``--sequential``, ``--workers``,
-``--scheduler``, limits, steal policy) and ``--json``.  ``--plain-tree`` switches off
+``--scheduler``, limits, steal policy) and ``--json``: the engine result in the one schema
+(``stealsearch/schemas/result.schema.json``) with the liquid keys beside it
+(``liquid_status``: liquid / optimal, not liquid / not liquid / unknown; ``length``,
+``schedule``, ``duration``, ``liquid_throughput``, round robin, ``colouring``: the
+colouring search's own result when one ran).  ``--plain-tree`` switches off
 the anchor symmetry breaking (the paper's tree as such).  If no liquid schedule
 exists the optimal schedule is searched by colouring (``--no-colouring`` skips it).
 """
@@ -17,9 +21,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 
-from engine.commandline import add_backend_arguments, policy_from_args, print_json
+from engine.commandline import (add_backend_arguments, check_workers, client_from_args,
+                                cluster_options,
+                                policy_from_args, print_json, result_json, show_progress)
 
 from .model import LiquidInputError
 
@@ -40,29 +45,24 @@ def register(subparsers) -> None:
     al.set_defaults(func=run_alloc)
 
     tr = sub.add_parser("traffic", help="a traffic file (JSON or YAML)")
-    tr.add_argument("file")
+    tr.add_argument("file", help="a traffic file: JSON or YAML (see problems/liquid/examples/)")
     _search_flags(tr)
     tr.set_defaults(func=run_traffic)
 
     te = sub.add_parser("teams", help="count the teams (or full teams) of a traffic")
     te.add_argument("file", help="a traffic file, or the word 'example' (Fig. 1)")
-    te.add_argument("--full", action="store_true", help="count full teams only")
+    te.add_argument("--full", action="store_true",
+                    help="count the full teams too (teams that hold every bottleneck)")
     add_backend_arguments(te)
     te.set_defaults(func=run_teams)
 
     st = sub.add_parser("t1-study", help="the Swiss-T1 study: 363 sub-topologies, Figs. 5 and 6/9")
-    st.add_argument("--out", default=None, metavar="DIR", help="write JSON, CSV and PNG plots here")
-    where = st.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="LocalCluster of N worker processes (default 2)")
-    where.add_argument("--scheduler", default=None, metavar="ADDR", help="a running Dask scheduler")
-    where.add_argument("--sequential", action="store_true", help="run every item in this process")
-    st.add_argument("--node-limit", type=int, default=None, metavar="N",
-                    help="cap each search at N nodes (status 'unknown' beyond)")
+    st.add_argument("--out", default=None, metavar="DIR",
+                    help="write JSON, CSV and PNG plots into this directory (none when absent)")
+    add_backend_arguments(st, policy=False, what="the study")
     st.add_argument("--every", action="store_true",
                     help="every one of the 390,624 non-empty allocations, not one per class (hours)")
     st.add_argument("--limit", type=int, default=None, metavar="K", help="only the first K items")
-    st.add_argument("--json", action="store_true", help="print one JSON object")
     st.set_defaults(func=run_study_cmd)
 
 
@@ -77,16 +77,16 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def _backend(args):
     """solve() keyword arguments for the flags; one cluster for every search of the command."""
+    check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
-                  policy=policy_from_args(args),
-                  progress=args.progress or (sys.stderr.isatty() and not args.json))
+                  policy=policy_from_args(args), progress=show_progress(args))
     if args.sequential:
         yield dict(kwargs, backend="sequential")
         return
     from engine.cluster import dask_client
 
     with dask_client(workers=args.workers, scheduler=args.scheduler,
-                     config=args.cluster_config) as client:
+                     config=args.cluster_config, **cluster_options(args)) as client:
         yield dict(kwargs, backend="dask", client=client)
 
 
@@ -98,12 +98,19 @@ def _schedule_and_report(traffic, args) -> int:
                              anchor=not args.plain_tree, **kw)
     labels = traffic.labels()
     if args.json:
-        out = {k: v for k, v in r.items() if k not in ("search", "colouring", "name")}
+        # the liquid search's engine result at the top (the one schema), liquid keys beside it
+        out = dict(r["search"])
+        out["n_workers"] = len(out.get("workers") or [])
+        renamed = {"status": "liquid_status", "nodes": "total_nodes",
+                   "wall_seconds": "total_wall_seconds", "search_seconds": None}
+        for k, v in r.items():
+            if k in ("search", "name"):
+                continue
+            key = renamed.get(k, k)
+            if key is not None:
+                out[key] = v
         out["traffic"] = traffic.name
         out["transfer_labels"] = labels
-        out["search"] = r.get("search")
-        if "colouring" in r:
-            out["colouring"] = r["colouring"]
         print_json(out)
         return 0
     lt = r["liquid_throughput"]
@@ -162,41 +169,55 @@ def run_teams(args) -> int:
     x = fig1_traffic() if args.file == "example" else load_traffic(args.file)
     if x.size == 0:
         raise LiquidInputError(f"{args.file}: the traffic has no transfer")
+    # --full counts both: the full teams (the result) and all teams (beside it)
     res = solve_from_args(TeamCountProblem(x, full=args.full), args)
+    teams = solve_from_args(TeamCountProblem(x, full=False), args) if args.full else res
     what = "full teams" if args.full else "teams"
+    partial = " (interrupted: a lower count)"
     if args.json:
-        d = res.as_dict()
-        d.update(traffic=x.name, transfers=x.size, duration=x.duration(), bottlenecks=x.bottlenecks(),
-                 what=what, teams=res.count)
-        print_json(d)
+        print_json(result_json(res, traffic=x.name, transfers=x.size, duration=x.duration(),
+                               bottlenecks=x.bottlenecks(), what=what, teams=teams.count,
+                               teams_status=teams.status,
+                               full_teams=res.count if args.full else None))
         return 0
     print(f"traffic {x.name}: {x.size} transfers, Λ = {x.duration()}, bottlenecks {', '.join(x.bottlenecks())}")
-    print(f"  {what}: {res.count:,}" + ("  (interrupted: a lower count)" if res.status == "interrupted" else ""))
-    print(f"  nodes {res.nodes:,}, {res.wall_seconds:.3f} s on {res.backend}")
+    if args.full:
+        print(f"  {res.count:,} full teams" + (partial if res.status == "interrupted" else "")
+              + f" ({teams.count:,} teams" + (partial if teams.status == "interrupted" else "") + ")")
+    else:
+        print(f"  {res.count:,} teams" + (partial if res.status == "interrupted" else ""))
+    nodes = res.nodes + (teams.nodes if teams is not res else 0)
+    wall = res.wall_seconds + (teams.wall_seconds if teams is not res else 0)
+    print(f"  nodes {nodes:,}, {wall:.3f} s on {res.backend}")
     return 0
 
 
 def run_study_cmd(args) -> int:
     from .study import NODE_LIMIT, run_study
 
-    limit = args.node_limit or NODE_LIMIT
+    from engine.inputs import check_output_dir
+
+    limit = args.node_limit if args.node_limit is not None else NODE_LIMIT
     if limit < 1:
         raise LiquidInputError(f"--node-limit must be >= 1, got {limit}")
     if args.limit is not None and args.limit < 1:
         raise LiquidInputError(f"--limit must be >= 1, got {args.limit}")
-    if args.sequential:
-        result = run_study(None, node_limit=limit, every=args.every, limit=args.limit, out=args.out)
-    else:
-        from engine.cluster import dask_client
-
-        with dask_client(workers=args.workers, scheduler=args.scheduler) as client:
-            result = run_study(client, node_limit=limit, every=args.every, limit=args.limit, out=args.out)
+    if args.out:
+        check_output_dir(args.out, LiquidInputError)
+    with client_from_args(args) as client:
+        result = run_study(client, node_limit=limit, every=args.every, limit=args.limit,
+                           out=args.out, time_limit=args.time_limit,
+                           progress=show_progress(args))
     s = result["summary"]
     if args.json:
         print_json(result if args.limit else {"summary": s, "rows": result["rows"]})
         return 0
     print(f"Swiss-T1 study: {s['classes']} classes of equal (nodes, liquid throughput), "
-          f"{s['items']} searched")
+          f"{s['items']} of {s['items_planned']} searched"
+          + (" (interrupted by --time-limit)" if s["interrupted"] else ""))
+    if not s["items"]:
+        print(f"  no allocation finished within --time-limit {args.time_limit:g} s")
+        return 0
     print(f"  liquid schedule found {s['liquid_found']}, not liquid {s['not_liquid']}, unknown {s['unknown']}")
     print(f"  search seconds: median {s['search_seconds_median']:.4f}, 97th pct "
           f"{s['search_seconds_p97']:.4f}, max {s['search_seconds_max']:.4f}; "

@@ -355,15 +355,18 @@ def no_team_traffic() -> Traffic:
 # -- files ------------------------------------------------------------------------------------
 def load_mapping(path: str | Path) -> dict:
     """Read a JSON or YAML file into a mapping (one-line errors with the line number)."""
+    from engine.inputs import read_input_text
+
     p = Path(path)
-    if not p.is_file():
-        raise LiquidInputError(f"{path}: no such file")
-    text = p.read_text()
-    if p.suffix.lower() == ".json":
+    text = read_input_text(p, LiquidInputError)
+    name = p.name[:-3] if p.name.lower().endswith(".gz") else p.name
+    if Path(name).suffix.lower() == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise LiquidInputError(f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise LiquidInputError(f"{path}: JSON nested too deeply") from None
     else:
         import yaml
 
@@ -374,6 +377,8 @@ def load_mapping(path: str | Path) -> dict:
             loc = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
             problem = getattr(exc, "problem", None) or exc.__class__.__name__
             raise LiquidInputError(f"{path}: {loc}invalid YAML ({problem})") from None
+        except (RecursionError, ValueError, OverflowError) as exc:
+            raise LiquidInputError(f"{path}: invalid YAML ({exc.__class__.__name__})") from None
     if not isinstance(data, dict):
         raise LiquidInputError(f"{path}: expected a mapping at the top level")
     return data

@@ -2,13 +2,18 @@
 
 Usage::
 
-    stealsearch twolevel FILE.json [--json] [--gantt OUT.png] [--schedule-out S.json]
+    stealsearch twolevel FILE.json [--json [--full]] [--plot GANTT.png] [--out S.json]
     stealsearch twolevel TASKS.csv --arcs ARCS.csv ...
     stealsearch twolevel --random N [--kind layered|sp|forkjoin] [--seed S] ...
     stealsearch twolevel --table1 ...            # the Table 1 / Fig. 4 reconstruction
     stealsearch twolevel FILE --check SCHEDULE.json   # only verify a given schedule
     stealsearch twolevel sweep [--kinds K,..] [--sizes N,..] [--seeds K] [--c2-extra X,..]
-                             [--workers N | --scheduler ADDR] [--json]
+                             [--workers N | --sequential | --scheduler ADDR | --cluster-config FILE]
+                             [--time-limit S] [--json]
+
+Output files only when asked: ``--out`` (the schedule, JSON; ``--schedule-out`` is the
+old name), ``--plot`` (the Gantt chart; old name ``--gantt``), ``--save-instance``; each
+path is checked before any work starts.
 
 The word ``sweep`` in place of FILE selects the sweep (a file literally named
 ``sweep`` can be given as ``./sweep``).  Every schedule is checked by the independent
@@ -17,6 +22,10 @@ verifier; the exit code is 0 when it is feasible and reaches the lower bound, 1 
 from __future__ import annotations
 
 import time
+
+from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
+                                positive_int, print_json, run_tasks, seed_int)
+from engine.inputs import check_output_path
 
 from .model import TwoLevelInputError
 
@@ -43,32 +52,31 @@ def register(subparsers) -> None:
     p.add_argument("--arcs", metavar="ARCS.csv", help="arcs CSV (from,to,c1,c2) for a tasks CSV")
     p.add_argument("--random", type=int, metavar="N", help="a random DAG of N tasks")
     p.add_argument("--kind", default="layered", choices=("layered", "sp", "forkjoin"),
-                   help="shape of the random DAG (default layered)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random DAG (default 0)")
+                   help="shape of the random DAG")
+    p.add_argument("--seed", type=seed_int, default=0,
+                   help="instance seed of --random (a sweep uses seeds S..S+K-1)")
     p.add_argument("--table1", action="store_true",
                    help="the 16-task DAG rebuilt from the paper's Table 1")
     p.add_argument("--one-cluster", action="store_true",
                    help="build the paper's trivial solution (all sequences in one cluster)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--full", action="store_true", help="with --json: include the whole schedule")
-    p.add_argument("--gantt", metavar="OUT.png", help="write the Gantt chart (small schedules)")
-    p.add_argument("--schedule-out", metavar="OUT.json", help="write the schedule as JSON")
-    p.add_argument("--save-instance", metavar="OUT.json", help="write the instance as JSON")
+    p.add_argument("--plot", "--gantt", dest="plot", metavar="OUT.png",
+                   help="write the Gantt chart here (small schedules)")
+    p.add_argument("--out", "--schedule-out", dest="out", metavar="OUT.json",
+                   help="write the schedule as JSON here")
+    p.add_argument("--save-instance", metavar="OUT.json", help="write the instance as JSON here")
     p.add_argument("--check", metavar="SCHEDULE.json",
                    help="do not schedule: verify this schedule (--schedule-out format) "
                         "against the instance")
     g = p.add_argument_group("sweep (FILE = sweep)")
     g.add_argument("--kinds", default="layered,sp,forkjoin", help="DAG kinds, comma-separated")
     g.add_argument("--sizes", default="100,1000", help="task counts, comma-separated")
-    g.add_argument("--seeds", type=int, default=5, metavar="K", help="seeds 0..K-1 per point")
+    g.add_argument("--seeds", type=positive_int, default=5, metavar="K",
+                   help="random instances per point (seeds S..S+K-1 with S = --seed)")
     g.add_argument("--c2-extra", default="10", metavar="X,..",
                    help="c(2) drawn as c(1) + U{0..X} (before clipping to (2)-(3)); "
-                        "comma-separated values are swept (default 10)")
-    where = g.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="LocalCluster of N worker processes (default 2)")
-    where.add_argument("--scheduler", metavar="ADDR", default=None,
-                       help="a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+                        "comma-separated values are swept")
+    add_backend_arguments(p, policy=False, node_limit=False, what="the sweep")
     p.set_defaults(func=run)
 
 
@@ -98,17 +106,37 @@ def _load(args):
 
 def _run_one(args) -> int:
     import json
-    from pathlib import Path
 
-    from engine.commandline import print_json
+    from engine.inputs import write_output_text
 
     from .algorithms import two_level_opt
-    from .io import write_json
+    from .io import instance_to_dict
     from .verify import verify_schedule
 
+    if args.workers or args.scheduler or args.cluster_config or args.time_limit is not None:
+        raise TwoLevelInputError("one DAG is scheduled in this process (a polynomial "
+                                 "algorithm); --workers, --scheduler, --cluster-config and "
+                                 "--time-limit apply to 'twolevel sweep'")
+    if args.full and not args.json:
+        raise TwoLevelInputError("--full adds the schedule to the --json output: give --json "
+                                 "(or --out FILE to save the schedule)")
+    for flag, value in (("--kinds", args.kinds != "layered,sp,forkjoin"),
+                        ("--sizes", args.sizes != "100,1000"), ("--seeds", args.seeds != 5),
+                        ("--c2-extra", args.c2_extra != "10")):
+        if value:
+            raise TwoLevelInputError(f"{flag} applies to 'twolevel sweep' only")
+    if args.seed and args.random is None:
+        raise TwoLevelInputError("--seed applies to --random N (and sweeps) only")
+    check_plot_path(args.plot, TwoLevelInputError)
+    for path in (args.out, args.save_instance):
+        if path:
+            check_output_path(path, TwoLevelInputError)
+    if args.check and (args.out or args.plot):
+        raise TwoLevelInputError("--check only verifies: --out and --plot do not apply")
     inst = _load(args)
     if args.save_instance:
-        write_json(inst, args.save_instance)
+        write_output_text(args.save_instance, json.dumps(instance_to_dict(inst), indent=1) + "\n",
+                          TwoLevelInputError)
     if args.check:
         return _check(inst, args)
     t0 = time.perf_counter()
@@ -117,14 +145,11 @@ def _run_one(args) -> int:
     t1 = time.perf_counter()
     rep = verify_schedule(inst, sched)
     verify_wall = time.perf_counter() - t1
-    if args.gantt:
+    if args.plot:
         from .gantt import gantt_chart
-        gantt_chart(sched, args.gantt)
-    if args.schedule_out:
-        try:
-            Path(args.schedule_out).write_text(json.dumps(sched.to_dict()) + "\n")
-        except OSError as exc:
-            raise TwoLevelInputError(f"cannot write {args.schedule_out}: {exc.strerror}") from None
+        gantt_chart(sched, args.plot)
+    if args.out:
+        write_output_text(args.out, json.dumps(sched.to_dict()) + "\n", TwoLevelInputError)
     out = {"instance": inst.source, **sched.summary(),
            "processors_per_cluster": sched.processors_per_cluster().tolist(),
            "verified": rep.feasible, "at_lower_bound": rep.optimal,
@@ -153,8 +178,6 @@ def _run_one(args) -> int:
 
 
 def _check(inst, args) -> int:
-    from engine.commandline import print_json
-
     from .io import read_schedule
     from .verify import verify_schedule
 
@@ -178,13 +201,19 @@ def _check(inst, args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from engine.commandline import print_json
-    from engine.cluster import dask_client
-
     from .generators import KINDS
-    from .sweep import aggregate, format_table, run_sweep, sweep_one
+    from .sweep import aggregate, format_table, sweep_one
+
+    for flag, value in (("--plot", args.plot), ("--out", args.out), ("--check", args.check),
+                        ("--full", args.full), ("--save-instance", args.save_instance),
+                        ("--random", args.random is not None), ("--table1", args.table1),
+                        ("--arcs", args.arcs)):
+        if value:
+            raise TwoLevelInputError(f"twolevel sweep: {flag} does not apply (one DAG only)")
 
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not kinds:
+        raise TwoLevelInputError(f"--kinds: expected DAG kinds, got {args.kinds!r}")
     for k in kinds:
         if k not in KINDS:
             raise TwoLevelInputError(f"--kinds: unknown kind {k!r} (choose from {', '.join(KINDS)})")
@@ -195,20 +224,28 @@ def _run_sweep(args) -> int:
         extras = []
     if not extras or min(extras) < 0:
         raise TwoLevelInputError(f"--c2-extra: expected integers >= 0, got {args.c2_extra!r}")
-    if args.seeds < 1:
-        raise TwoLevelInputError(f"--seeds must be >= 1, got {args.seeds}")
+    if max(sizes) > 10 ** 7:
+        raise TwoLevelInputError(f"--sizes: at most 10^7 tasks per DAG, got {max(sizes)}")
     sweep_one(kinds[0], 20, 0)   # compile the numba kernels once, before the workers start
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    points = [(k, n, s, x) for k in kinds for n in sizes for x in extras for s in seeds]
     t0 = time.perf_counter()
-    with dask_client(workers=args.workers, scheduler=args.scheduler) as client:
-        rows = run_sweep(client, kinds, sizes, list(range(args.seeds)), extras)
+    with client_from_args(args) as client:
+        results, interrupted = run_tasks(client, sweep_one, points, args.time_limit,
+                                         progress=show_progress(args))
+    rows = [r for r in results if r is not None]
     wall = time.perf_counter() - t0
     agg = aggregate(rows)
     ok = all(a["verified"] == a["runs"] and a["at_lower_bound"] == a["runs"] for a in agg)
     if args.json:
-        print_json({"table": agg, "runs": rows, "all_verified_at_lower_bound": ok,
-                    "wall_seconds": wall})
+        print_json({"status": "interrupted" if interrupted else "complete",
+                    "table": agg, "runs": rows, "runs_planned": len(points),
+                    "all_verified_at_lower_bound": ok, "wall_seconds": wall})
     else:
         print(format_table(agg))
-        print(f"{len(rows)} instances as Dask tasks in {wall:.2f} s; ppc = processors per "
-              "cluster, trivial = the paper's one-cluster solution, dup = copies / tasks")
+        where = "in this process" if args.sequential else "as Dask tasks"
+        print(f"{len(rows)} of {len(points)} instances {where} in {wall:.2f} s"
+              + (" (interrupted by --time-limit)" if interrupted else "")
+              + "; ppc = processors per cluster, trivial = the paper's one-cluster solution, "
+              "dup = copies / tasks")
     return 0 if ok else 1

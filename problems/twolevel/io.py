@@ -20,28 +20,33 @@ path (``tasks[3]``), and is a :class:`TwoLevelInputError`.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
+
+from engine.inputs import read_input_text, shown
 
 from .model import TwoLevelInputError, TwoLevelInstance
 
 
 def _number(value, where: str, what: str) -> float:
     if isinstance(value, bool):
-        raise TwoLevelInputError(f"{where}: {what} must be a number, got {value!r}")
+        raise TwoLevelInputError(f"{where}: {what} must be a number, got {shown(value)}")
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise TwoLevelInputError(f"{where}: {what} must be a number, got {value!r}") from None
-    if math.isnan(x):
-        raise TwoLevelInputError(f"{where}: {what} must be a number, got {value!r}")
+        raise TwoLevelInputError(f"{where}: {what} must be a number, got {shown(value)}") from None
+    except OverflowError:
+        raise TwoLevelInputError(f"{where}: {what} is too large: {shown(value)}") from None
+    if math.isnan(x) or math.isinf(x):
+        raise TwoLevelInputError(f"{where}: {what} must be a finite number, got {shown(value)}")
     return x
 
 
 def _task_id(value, where: str):
     if isinstance(value, bool) or value is None or isinstance(value, (list, dict, float)):
-        raise TwoLevelInputError(f"{where}: task id must be an integer or a string, got {value!r}")
+        raise TwoLevelInputError(f"{where}: task id must be an integer or a string, got {shown(value)}")
     if isinstance(value, int):
         return value
     text = str(value).strip()
@@ -89,23 +94,23 @@ def instance_from_dict(data, source: str = "<json>") -> TwoLevelInstance:
 def read_json(path) -> TwoLevelInstance:
     """Instance from a JSON file (format in the module docstring)."""
     path = Path(path)
+    data = _load_json(path)
+    return instance_from_dict(data, source=str(path))
+
+
+def _load_json(path: Path):
+    text = read_input_text(path, TwoLevelInputError)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise TwoLevelInputError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TwoLevelInputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    return instance_from_dict(data, source=str(path))
+    except RecursionError:
+        raise TwoLevelInputError(f"{path}: JSON nested too deeply") from None
 
 
 def _read_csv_rows(path, columns):
     path = Path(path)
-    try:
-        handle = path.open(newline="")
-    except OSError as exc:
-        raise TwoLevelInputError(f"cannot read {path}: {exc.strerror}") from None
+    handle = io.StringIO(read_input_text(path, TwoLevelInputError), newline="")
     with handle:
         reader = csv.reader(handle)
         header = None
@@ -310,10 +315,5 @@ def schedule_from_dict(inst: TwoLevelInstance, data, source: str = "<schedule>")
 def read_schedule(inst: TwoLevelInstance, path):
     """A schedule JSON file (``--schedule-out`` format) for the verifier."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise TwoLevelInputError(f"cannot read {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise TwoLevelInputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    data = _load_json(path)
     return schedule_from_dict(inst, data, source=str(path))

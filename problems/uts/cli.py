@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from engine.commandline import add_backend_arguments, print_json, solve_from_args
+from engine.commandline import add_backend_arguments, print_json, result_json, solve_from_args
 
 from .problem import PRESETS, UTSParams, UTSProblem
 
@@ -36,18 +36,10 @@ def run(args) -> int:
         matches = all(e is None or e == got for e, got in
                       zip(expected, (result.count, depth, leaves)))
     if args.json:
-        d = result.as_dict()
-        out = {"status": result.status, "tree": problem.label,
-               "params": asdict(problem.params), "count": result.count,
-               "nodes": result.nodes, "depth": depth, "leaves": leaves,
-               "wall_seconds": result.wall_seconds, "search_seconds": result.search_seconds,
-               "nodes_per_second": result.nodes_per_second, "backend": result.backend,
-               "workers": d["workers"], "node_balance_stddev": d["node_balance_stddev"],
-               "conservation": d["conservation"], "policy": d["policy"],
-               "published": None if expected is None else
-               dict(zip(("nodes", "depth", "leaves"), expected)),
-               "matches_published": matches}
-        print_json(out)
+        print_json(result_json(
+            result, tree=problem.label, params=asdict(problem.params), depth=depth,
+            leaves=leaves, published=None if expected is None else
+            dict(zip(("nodes", "depth", "leaves"), expected)), matches_published=matches))
     else:
         print(result)
         if expected is not None:

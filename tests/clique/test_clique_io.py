@@ -44,7 +44,6 @@ def test_dimacs_tolerates_duplicates_col_blank_lines_and_crlf(tmp_path):
 
 BAD_DIMACS = [
     ("c only a comment\n", "no 'p edge N M' line"),
-    ("p edge 3 1\ne 1 1\n", ":2: self-loop at vertex 1"),
     ("p edge 3 1\ne 1 4\n", ":2: vertex 4 outside 1..3"),
     ("p edge 3 1\ne 0 2\n", ":2: vertex 0 outside 1..3"),
     ("e 1 2\np edge 3 1\n", ":1: edge before the 'p edge N M' line"),
@@ -93,12 +92,47 @@ def test_edge_list_with_labels(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [("1 2\n2 3 4\n", ":2: expected 'U V'"),
-                                          ("1 2\n3 3\n", ":2: self-loop"),
                                           ("1\n", ":1: expected 'U V'")])
 def test_bad_edge_list(tmp_path, text, message):
     p = write(tmp_path, "bad.txt", text)
     with pytest.raises(CliqueInputError, match=message):
         read_edge_list(p)
+
+
+def test_self_loops_and_duplicates_dropped_with_one_warning(tmp_path):
+    from engine.errors import InputWarning
+
+    p = write(tmp_path, "loops.clq", "p edge 3 3\ne 1 1\ne 1 2\ne 2 1\n")
+    with pytest.warns(InputWarning, match=r"dropped 1 self-loop\(s\) \(the first at vertex 1\); "
+                                          r"merged 1 duplicate edge"):
+        g = read_dimacs(p)
+    assert (g.n, g.m) == (3, 1)
+    q = write(tmp_path, "loops.txt", "a b\nc c\nb a\n")
+    with pytest.warns(InputWarning, match="self-loop.*vertex c"):
+        h = read_edge_list(q)
+    assert h.labels == ["a", "b", "c"] and h.m == 1
+
+
+def test_gzip_inputs_and_unreadable_files_are_one_line(tmp_path, capsys):
+    import gzip
+
+    text = (DATA / "hamming6-2.clq").read_bytes()
+    gz = tmp_path / "h.clq.gz"
+    gz.write_bytes(gzip.compress(text))
+    g = read_graph(gz)
+    assert g.name == "h" and g.m == read_dimacs(DATA / "hamming6-2.clq").m
+    el = tmp_path / "e.txt.gz"
+    el.write_bytes(gzip.compress(b"1 2\n2 3\n"))
+    assert read_graph(el).m == 2
+    bad = tmp_path / "bad.clq.gz"
+    bad.write_bytes(gzip.compress(text)[:100])
+    binary = tmp_path / "bin.clq"
+    binary.write_bytes(bytes(range(256)) * 4)
+    for path, message in ((bad, "not a valid gzip file"), (binary, "binary data"),
+                          (tmp_path, "is a directory")):
+        assert main(["clique", str(path), "--sequential"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err and "\\x" not in err
 
 
 def test_read_graph_detects_dimacs_without_suffix(tmp_path):

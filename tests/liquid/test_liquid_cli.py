@@ -13,7 +13,7 @@ def test_example_json(capsys):
     assert d["bottlenecks"] == ["l11", "l12"]
     assert abs(d["liquid_throughput"] - 416.667) < 1e-2
     assert d["round_robin_steps"] == 7
-    assert d["status"] == "liquid" and len(d["schedule"]) == 6
+    assert d["liquid_status"] == "liquid" and d["status"] == "found" and len(d["schedule"]) == 6
     assert sorted(t for s in d["schedule"] for t in s) == list(range(25))
     assert d["nodes"] > 0 and d["wall_seconds"] > 0
 
@@ -33,7 +33,7 @@ def test_traffic_file_no_team_example(tmp_path, capsys):
     f.write_text("transfers:\n  - [a, b]\n  - [b, c]\n  - [a, c]\n")
     assert main(["liquid", "traffic", str(f), "--sequential", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["status"] == "optimal, not liquid" and d["length"] == 3 and d["duration"] == 2
+    assert d["liquid_status"] == "optimal, not liquid" and d["status"] == "none" and d["length"] == 3 and d["duration"] == 2
     assert main(["liquid", "teams", str(f), "--sequential", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["teams"] == 0
 
@@ -41,7 +41,7 @@ def test_traffic_file_no_team_example(tmp_path, capsys):
 def test_teams_example(capsys):
     assert main(["liquid", "teams", "example", "--full", "--sequential", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["what"] == "full teams" and d["teams"] == 72   # brute force: test_liquid_oracles.py
+    assert d["what"] == "full teams" and d["full_teams"] == d["count"] == 72 and d["teams"] == 504   # brute force: test_liquid_oracles.py
 
 
 def test_bad_topology_files_exit_2(tmp_path, capsys):

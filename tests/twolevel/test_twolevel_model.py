@@ -185,5 +185,5 @@ def test_twolevel_file_errors_name_file_and_line(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps(data))
     with pytest.raises(TwoLevelInputError, match=r"arcs\[0\]: arc \(1, 2\)"):
         read_json(tmp_path / "c.json")
-    with pytest.raises(TwoLevelInputError, match="cannot read"):
+    with pytest.raises(TwoLevelInputError, match="no such file"):
         read_json(tmp_path / "nope.json")

@@ -1,0 +1,146 @@
+"""Regression tests of issue #11 (the first hour of a new user): one per bug."""
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.commandline import policy_from_args
+from problems.clique import check_clique, read_dimacs
+from stealsearch.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIQUE_DATA = ROOT / "tests" / "clique" / "data"
+
+
+@pytest.mark.parametrize("name", ["keller4", "brock200_2"])
+@pytest.mark.parametrize("limit", [["--node-limit", "1"], ["--node-limit", "3"],
+                                   ["--node-limit", "5"], ["--time-limit", "0.001"]])
+def test_clique_under_tiny_limits_reports_a_verified_clique(capsys, name, limit):
+    """An interrupted search's incumbent need not be maximal: the result claims a clique
+    of the reported size, checked here again by the verifier that reads only the graph."""
+    path = CLIQUE_DATA / f"{name}.clq"
+    assert main(["clique", str(path), "--sequential", "--json", *limit]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["status"] in ("interrupted", "optimal")
+    assert d["objective"] == len(d["solution"]) == d["clique_size"]
+    assert d["bound"] >= d["objective"]
+    assert check_clique(read_dimacs(path), d["solution"], size=d["objective"])
+
+
+def test_clique_under_tiny_limit_text_output(capsys):
+    assert main(["clique", str(CLIQUE_DATA / "keller4.clq"), "--sequential",
+                 "--node-limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "interrupted" in out and "the best clique found (search interrupted)" in out
+
+
+def test_no_steal_half_reaches_the_policy(capsys):
+    parser = build_parser()
+    assert policy_from_args(parser.parse_args(["uts", "--no-steal-half"])).steal_half is False
+    assert policy_from_args(parser.parse_args(["uts", "--steal-half"])).steal_half is True
+    assert policy_from_args(parser.parse_args(["uts"])).steal_half is True
+    assert main(["uts", "--options", "-t 1 -a 3 -d 4 -b 4 -r 19", "--sequential", "--json",
+                 "--no-steal-half", "--steal-k", "5"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["policy"]["steal_half"] is False and d["policy"]["k"] == 5
+
+
+def _all_parsers(parser, path=()):
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _all_parsers(sub, path + (name,))
+
+
+def test_every_option_has_help_and_shows_its_default():
+    import argparse
+
+    for path, parser in _all_parsers(build_parser()):
+        text = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction,
+                                   argparse._SubParsersAction)):
+                continue
+            assert action.help, (path, action.dest)
+            shown = action.default is not None and action.default is not False
+            if shown and action.option_strings:
+                assert f"(default: {action.default})" in " ".join(text.split()), (path, action.dest)
+
+
+@pytest.mark.parametrize("argv", [
+    ["clique", "--gnp", "10", "0.5", "--seed", "-1", "--sequential"],
+    ["hrel", "--random", "4", "4", "--seed", "-1"],
+    ["twolevel", "--random", "10", "--seed", "-1"],
+    ["commclust", "--example", "random8", "--seed", "-1"],
+    ["hrel", "--random", "4", "4", "--skew", "-1"],
+    ["clique", "--gnp", "10", "0.5", "--mode", "max", "--k", "3", "--sequential"],
+    ["hrel", "sweep", "--workers", "0"],
+    ["liquid", "t1-study", "--workers", "0"],
+    ["twolevel", "sweep", "--workers", "0"],
+    ["commclust", "sweep", "--example", "cg8", "--workers", "0"],
+    ["uts", "--workers", "0"],
+])
+def test_bad_options_are_one_line_exit_2(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stealsearch") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_directory_is_reported_as_a_directory(tmp_path, capsys):
+    for argv in (["hrel", str(tmp_path)], ["commclust", str(tmp_path)],
+                 ["liquid", "traffic", str(tmp_path), "--sequential"],
+                 ["twolevel", str(tmp_path)], ["clique", str(tmp_path), "--sequential"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is a directory" in err, (argv, err)
+
+
+def test_unwritable_outputs_are_one_line_before_any_work(tmp_path, capsys):
+    missing = tmp_path / "no" / "such"
+    for argv in (["hrel", "--random", "4", "4", "--out", str(missing / "s.json")],
+                 ["hrel", "sweep", "--sequential", "--plot", str(tmp_path / "x.txt")],
+                 ["twolevel", "--table1", "--save-instance", str(missing / "i.json")],
+                 ["commclust", "--example", "cg8", "--plot", str(tmp_path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "cannot write" in err, (argv, err)
+
+
+def test_no_file_written_unless_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["hrel", "sweep", "--sequential", "--P", "4", "--h", "2", "--skews", "0",
+                 "--seeds", "1", "--algorithms", "direct"]) == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_time_limit_stops_a_sweep_and_says_so(capsys):
+    assert main(["twolevel", "sweep", "--sequential", "--sizes", "50", "--seeds", "50",
+                 "--kinds", "sp", "--time-limit", "0.000001", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["status"] == "interrupted" and len(d["runs"]) < d["runs_planned"] == 50
+
+
+def test_quiet_silences_warnings_and_warnings_are_one_line(tmp_path, capsys):
+    p = tmp_path / "loops.txt"
+    p.write_text("1 2\n2 2\n2 3\n")
+    assert main(["clique", str(p), "--sequential"]) == 0
+    err = capsys.readouterr().err
+    assert err == f"stealsearch: warning: {p}: dropped 1 self-loop(s) (the first at vertex 2)\n"
+    assert main(["clique", str(p), "--sequential", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_broken_pipe_is_a_quiet_exit(tmp_path):
+    """``stealsearch ... | head -1``: the reader goes away; no traceback, no message."""
+    import subprocess
+    import sys
+
+    script = (f"set -o pipefail; '{sys.executable}' -m stealsearch twolevel --random 3000 "
+              "--json --full | head -1")
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "{\n"
+    assert proc.stderr == "", proc.stderr
+    assert proc.returncode == 141

@@ -1,0 +1,86 @@
+"""Every sub-command's ``--json`` output: strict JSON (no NaN/Infinity, not even as
+strings), and every engine result in the one schema, stealsearch/schemas/result.schema.json."""
+import json
+from pathlib import Path
+
+import pytest
+
+from stealsearch.cli import main
+
+jsonschema = pytest.importorskip("jsonschema")
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "stealsearch" / "schemas" / "result.schema.json").read_text())
+CLIQUE = ROOT / "tests" / "clique" / "data"
+LIQUID = ROOT / "problems" / "liquid" / "examples"
+
+#: Commands whose --json is an engine result (the schema applies).
+ENGINE_COMMANDS = [
+    ["uts", "--options", "-t 1 -a 3 -d 5 -b 4 -r 19", "--sequential"],
+    ["uts", "--tree", "T3", "--sequential", "--node-limit", "5000"],
+    ["clique", str(CLIQUE / "johnson8-4-4.clq"), "--sequential"],
+    ["clique", str(CLIQUE / "keller4.clq"), "--sequential", "--node-limit", "3"],
+    ["clique", "--gnp", "30", "0.5", "--mode", "count", "--sequential"],
+    ["clique", "--gnp", "30", "0.5", "--mode", "decide", "--k", "4", "--sequential"],
+    ["clique", "--gnp", "30", "0.5", "--mode", "decide", "--k", "30", "--sequential"],
+    ["design", "2", "7", "3", "--sequential"],
+    ["factorize", "K4", "1", "--sequential"],
+    ["liquid", "example", "--sequential"],
+    ["liquid", "traffic", str(LIQUID / "ring4_alltoall.yaml"), "--sequential"],
+    ["liquid", "teams", "example", "--full", "--sequential"],
+]
+
+#: Commands with their own JSON (polynomial algorithms, sweeps): strict JSON only.
+OTHER_COMMANDS = [
+    ["hrel", "--random", "6", "8", "--seed", "1", "--algorithm", "all"],
+    ["hrel", "sweep", "--P", "4", "--h", "4", "--skews", "0", "--seeds", "1", "--sequential"],
+    ["commclust", "--example", "cg8"],
+    ["commclust", "--example", "random8", "--seed", "2"],
+    ["commclust", "sweep", "--example", "cg8", "--tie-seeds", "2", "--sequential"],
+    ["twolevel", "--table1", "--full"],
+    ["twolevel", "sweep", "--sizes", "20", "--seeds", "1", "--kinds", "sp", "--sequential"],
+    ["liquid", "t1-study", "--sequential", "--limit", "3"],
+]
+
+
+def _strict(text: str):
+    def refuse(name):
+        raise AssertionError(f"non-finite number {name} in JSON output")
+
+    obj = json.loads(text, parse_constant=refuse)
+
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, str):
+            assert x.lower() not in ("inf", "-inf", "infinity", "-infinity", "nan"), x
+    walk(obj)
+    return obj
+
+
+@pytest.mark.parametrize("argv", ENGINE_COMMANDS, ids=lambda a: " ".join(a[:3]))
+def test_engine_result_json_follows_the_schema(capsys, argv):
+    code = main(argv + ["--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    obj = _strict(out)
+    jsonschema.validate(obj, SCHEMA)
+    assert obj["n_workers"] == len(obj["workers"])
+
+
+@pytest.mark.parametrize("argv", OTHER_COMMANDS, ids=lambda a: " ".join(a[:3]))
+def test_other_json_is_strict(capsys, argv):
+    code = main(argv + ["--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    obj = _strict(out)
+    assert isinstance(obj, dict)
+
+
+def test_schema_rejects_a_result_without_the_engine_keys():
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"status": "optimal", "objective": 3}, SCHEMA)
