@@ -226,8 +226,8 @@ class FastProblem(Problem):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if isinstance(cls.__dict__.get("mode"), str):
-            cls.mode = Mode.parse(cls.__dict__["mode"])
+        if isinstance(cls.mode, str):           # mode = "optimise" in a class body
+            cls.mode = Mode.parse(cls.mode)
         for role in ROLES:                     # plain attributes, not methods
             f = cls.__dict__.get(role)
             if f is not None and not isinstance(f, staticmethod):

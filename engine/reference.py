@@ -103,8 +103,8 @@ class PythonProblem(Problem):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if isinstance(cls.__dict__.get("mode"), str):
-            cls.mode = Mode.parse(cls.__dict__["mode"])
+        if isinstance(cls.mode, str):           # mode = "optimise" in a class body
+            cls.mode = Mode.parse(cls.mode)
         if "stack_class" not in cls.__dict__:
             cls.stack_class = ReferenceStack
 
