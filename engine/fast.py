@@ -61,6 +61,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import warnings
 from collections import namedtuple
 from pathlib import Path
 
@@ -185,20 +186,29 @@ class _LayoutMixin:
         return out
 
 
-@njit(nogil=True, cache=True)
+# Helpers for per-node functions.  They are inlined into the driver (a call to an
+# ordinary jitted function would count references on every array it is given).
+@njit(inline="always")
 def has_bit(row, at, i):
     """Whether bit ``i`` of the bitset starting at word ``at`` is set."""
     return (row[at + (i >> 6)] >> (i & 63)) & 1 != 0
 
 
-@njit(nogil=True, cache=True)
+@njit(inline="always")
 def set_bit(row, at, i):
     row[at + (i >> 6)] |= np.int64(1) << (i & 63)
 
 
-@njit(nogil=True, cache=True)
+@njit(inline="always")
 def clear_bit(row, at, i):
     row[at + (i >> 6)] &= ~(np.int64(1) << (i & 63))
+
+
+@njit(inline="always")
+def copy_row(dst, src):
+    """``dst[:] = src`` without an allocation (see "No allocation" in the module doc)."""
+    for j in range(src.shape[0]):
+        dst[j] = src[j]
 
 
 # -- the problem class ----------------------------------------------------------------------
@@ -258,7 +268,11 @@ class FastProblem(Problem):
     # -- the engine's side ---------------------------------------------------------------
     @property
     def kernel(self):
-        return generated_driver(type(self))
+        cls = type(self)
+        fast, counted = generated_driver(cls)
+        if cls.__dict__.get("_fast_needs_nrt") is None:
+            cls._fast_needs_nrt = _needs_nrt(self, fast)
+        return counted if cls._fast_needs_nrt else fast
 
     @property
     def solution_size(self) -> int:
@@ -316,11 +330,14 @@ from engine.fast import load_user_module
 
 {imports}
 
-@njit(nogil=True, cache=True)
-def driver(stack, top, budget, mode, incumbent, counters, solution, maxc, data):
+'''
+
+_DRIVER = '''@njit(nogil=True, cache=True{nrt})
+def {name}(stack, top, budget, mode, incumbent, counters, solution, maxc, data):
     capacity = stack.shape[0]
     width = stack.shape[1]
-    cur = np.empty(width, dtype=np.int64)
+{check_width}
+    cur = stack[capacity - 1]            # scratch: the popped row, read by the user's functions
     optimising = mode != {ENUMERATE}
     done = 0
     found = 0
@@ -329,12 +346,11 @@ def driver(stack, top, budget, mode, incumbent, counters, solution, maxc, data):
     while done < budget:
         if top == 0:
             break
-        if top + maxc > capacity:
+        if top + maxc >= capacity:       # children and the scratch row must fit
             status = {GROW}
             break
         top -= 1
-        for j in range(width):
-            cur[j] = stack[top, j]
+{copy}
         done += 1
         if optimising:
 {prune}
@@ -354,6 +370,7 @@ def driver(stack, top, budget, mode, incumbent, counters, solution, maxc, data):
     if status == {BUDGET} and top == 0:
         status = {EMPTY}
     return top, status, value
+
 '''
 
 _PRUNE = '''\
@@ -402,8 +419,10 @@ def load_user_module(name: str, path: str):
     return module
 
 
-def driver_source(spec: dict) -> str:
-    """The generated driver's module source for ``spec`` (see :func:`_make_spec`)."""
+def driver_source(spec: dict, width: int | None = None) -> str:
+    """The generated driver's module source for ``spec`` (see :func:`_make_spec`); with a
+    fixed row ``width``, the copy of the popped row is unrolled (a loop over a run-time
+    width costs as much as a whole cheap node)."""
     modules = sorted({(m, p) for m, p, _, _ in spec.values()})
     imports, sources = [], []
     for i, (m, p) in enumerate(modules):
@@ -411,8 +430,8 @@ def driver_source(spec: dict) -> str:
         sources.append(f"{m} sha256={hashlib.sha256(Path(p).read_bytes()).hexdigest()[:16]}")
     for role, (m, p, fname, jitted) in sorted(spec.items()):
         ref = f"_m{modules.index((m, p))}.{fname}"
-        imports.append(f"{role} = {ref}" if jitted else
-                       f"{role} = njit(nogil=True, cache=True)({ref})")
+        # inlined into the driver at numba IR level (their code is cached with it)
+        imports.append(f"{role} = njit(inline='always')({ref}{'.py_func' if jitted else ''})")
     consts = dict(BUDGET=BUDGET, EMPTY=EMPTY, GROW=GROW, IMPROVED=IMPROVED, NODES=NODES,
                   SOLUTIONS=SOLUTIONS, ENUMERATE=ENUMERATE)
     if "objective" in spec:
@@ -427,25 +446,61 @@ def driver_source(spec: dict) -> str:
         test = f"objective(cur, data) != {NOT_A_SOLUTION}"
     else:
         test = None
-    return _TEMPLATE.format(
-        sources="; ".join(sources), imports="\n".join(imports),
+    if width is None:
+        copy = "        for j in range(width):\n            cur[j] = stack[top, j]"
+        check = ""
+    else:
+        copy = "\n".join(f"        cur[{j}] = stack[top, {j}]" for j in range(width))
+        check = (f"    if width != {width}:\n"
+                 f"        raise ValueError(\"this driver was generated for rows of width {width}\")")
+    parts = dict(
+        copy=copy, check_width=check, sources="; ".join(sources), imports="\n".join(imports),
         prune=_PRUNE if "bound" in spec else "",
         count=_COUNT.format(test=test) if test else "",
         improve=_IMPROVE.format(value=value, **consts) if value else "",
         **consts)
+    head = _TEMPLATE.format(**parts)
+    # two Python functions, not two wrappers of one: numba keys its cache on the function
+    return (head + _DRIVER.format(name="driver", nrt=", _nrt=False", **parts) + "\n\n"
+            + "# the same with reference counting, for per-node functions that allocate\n"
+            + _DRIVER.format(name="driver_counted", nrt="", **parts))
 
 
 _DRIVERS: dict = {}
 
 
+def _needs_nrt(problem, fast) -> bool:
+    """Compile the allocation-free driver for ``problem`` (a zero-budget call); if a
+    per-node function allocates, warn once and say so (the counted driver is used)."""
+    from numba.core.errors import NumbaError
+
+    width, maxc = int(problem.row_width), int(problem.max_children)
+    try:
+        fast(np.zeros((maxc + 2, width), dtype=np.int64), 0, 0, int(problem.mode.value), 0,
+             np.zeros(problem.n_counters(), dtype=np.int64), np.zeros(width, dtype=np.int64),
+             *problem.kernel_data())
+        return False
+    except NumbaError as exc:
+        if "NRT required" not in str(exc):
+            raise
+    warnings.warn(f"{type(problem).__name__}: a per-node function allocates (an np.empty, an "
+                  "array slice assignment such as out[0, :] = row...), so its driver counts "
+                  "references on every node, ~10-30x slower; use engine.fast.copy_row and "
+                  "scratch arrays from data()", RuntimeWarning, stacklevel=3)
+    return True
+
+
 def generated_driver(cls):
-    """The compiled chunk driver of a FastProblem class (generated, written and
-    imported once per process; compiled once per machine)."""
+    """The two compiled chunk drivers of a FastProblem class, ``(allocation-free,
+    reference-counted)`` (generated, written and imported once per process; compiled
+    once per machine)."""
     spec = cls.__dict__.get("_fast_spec") or getattr(cls, "_fast_spec", None)
     if spec is None:
         raise ContractError(getattr(cls, "_fast_error", None)
                             or f"{cls.__name__} must name an expand(row, out, data) function")
-    source = driver_source(spec)
+    layout = getattr(cls, "layout", None)
+    fixed = layout.width() if layout is not None and layout._variable is None else None
+    source = driver_source(spec, fixed)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _DRIVERS:
         return _DRIVERS[digest]
@@ -460,5 +515,5 @@ def generated_driver(cls):
     module = importlib.util.module_from_spec(modspec)
     sys.modules[modspec.name] = module
     modspec.loader.exec_module(module)
-    _DRIVERS[digest] = module.driver
-    return module.driver
+    _DRIVERS[digest] = (module.driver, module.driver_counted)
+    return _DRIVERS[digest]

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from engine import FastProblem, PythonProblem, RowLayout, SolutionError, solve
+from engine.fast import copy_row
 
 
 def read_dimacs(path):
@@ -94,7 +95,7 @@ def expand(row, out, data):
                 ok = False
                 break
         if ok:
-            out[m, :] = row
+            copy_row(out[m], row)
             out[m, ROW.p] = p + 1
             out[m, ROW.used] = max(row[ROW.used], c + 1)
             out[m, ROW.colour + p] = c

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from engine import Bits, FastProblem, PythonProblem, RowLayout, SolutionError, solve
+from engine.fast import copy_row, set_bit
 
 
 class _Knapsack:                                   # instance data and checks, both tiers
@@ -73,14 +74,14 @@ def expand(row, out, data):
     i = row[ROW.i]
     if i == len(w):
         return 0
-    out[0, :] = row
+    copy_row(out[0], row)
     out[0, ROW.i] = i + 1
     if row[ROW.weight] + w[i] > capacity:
         return 1
-    out[1, :] = out[0, :]
+    copy_row(out[1], out[0])
     out[1, ROW.weight] += w[i]
     out[1, ROW.value] += v[i]
-    out[1, ROW.taken + (i >> 6)] |= np.int64(1) << (i & 63)
+    set_bit(out[1], ROW.taken, i)
     return 2
 
 

@@ -182,3 +182,30 @@ def test_fast_tier_functions_must_be_module_level():
 
     with pytest.raises(ContractError, match="module level"):
         solve(Local(), backend="sequential")
+
+
+# -- a per-node function that allocates still runs, with a warning -----------------------
+ALLOC_ROW = RowLayout("depth")
+
+
+def alloc_expand(row, out, data):
+    if row[ALLOC_ROW.depth] == 3:
+        return 0
+    out[0, :] = row                      # a slice assignment: numba needs its allocator
+    out[0, ALLOC_ROW.depth] += 1
+    out[1, :] = out[0, :]
+    return 2
+
+
+class AllocatingChain(FastProblem):
+    layout, expand = ALLOC_ROW, alloc_expand
+    max_children = 2
+
+    def root(self):
+        return ALLOC_ROW.encode()
+
+
+def test_allocating_expand_warns_and_stays_exact():
+    with pytest.warns(RuntimeWarning, match="allocates"):
+        r = solve(AllocatingChain(), backend="sequential")
+    assert r.nodes == 1 + 2 + 4 + 8
