@@ -29,6 +29,18 @@ otherwise; counters flushed once, at the one exit.  These are exactly the rules 
 the reference tier (:class:`engine.reference.ReferenceStack`), so the two tiers visit
 the same tree.  The solution buffer is the improving row; ``decode_row`` reads it.
 
+No allocation
+-------------
+The driver is compiled without numba's reference counting (``_nrt=False``): with it,
+every array handed to a function costs atomic operations per node (27x the time of a
+2 ns node on the project's machine).  So per-node functions must not allocate: no
+``np.zeros``, no slice assignment such as ``out[0, :] = row`` (use :func:`copy_row`);
+scratch arrays come from :meth:`FastProblem.data`.  A function that does allocate
+still works: the engine warns once and uses the same driver with reference counting.
+The popped row is copied into a scratch row (the stack's last) before ``expand``, so
+``expand`` may write ``out[0]`` over the parent's slot; for a layout of fixed width
+the copy is unrolled.
+
 How the driver is cached
 ------------------------
 A driver made by a factory (a closure over the user's functions) would be compiled

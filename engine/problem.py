@@ -12,6 +12,13 @@ problem says *what* is searched.  A problem hands the engine
 
 Python never runs per node: the engine calls the kernel once per chunk.
 
+This module is the **raw tier**: the kernel is the whole chunk driver.  Two tiers sit
+on top of it: :mod:`engine.reference` (``PythonProblem``: ``root()`` and
+``children(node)`` in plain Python, its own stack of Python objects) and
+:mod:`engine.fast` (``FastProblem``: per-node numba functions; the engine generates a
+kernel of exactly this signature).  :func:`check_problem` checks any of them before a
+search starts.
+
 Kernel signature
 ----------------
 ::
@@ -37,7 +44,9 @@ Kernel signature
                :attr:`Problem.extra_counters`).
 ``solution``   ``int64[:]`` of length :attr:`Problem.solution_size`; on an
                improvement the kernel writes the solution there (layout is the
-               problem's business; :meth:`Problem.decode` reads it).
+               problem's business; :meth:`Problem.decode` reads it).  The engine
+               copies it right after an ``IMPROVED`` return and reads it at no
+               other time.
 ``*data``      the arrays returned by :meth:`Problem.kernel_data` (graph bitsets,
                tree parameters...), passed positionally, read-only by convention.
 
