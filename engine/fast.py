@@ -281,9 +281,9 @@ class FastProblem(Problem):
     @property
     def kernel(self):
         cls = type(self)
-        fast, counted = generated_driver(cls)
+        fast, counted, marker = generated_driver(cls)
         if cls.__dict__.get("_fast_needs_nrt") is None:
-            cls._fast_needs_nrt = _needs_nrt(self, fast)
+            cls._fast_needs_nrt = _needs_nrt(self, fast, marker)
         return counted if cls._fast_needs_nrt else fast
 
     @property
@@ -481,20 +481,24 @@ def driver_source(spec: dict, width: int | None = None) -> str:
 _DRIVERS: dict = {}
 
 
-def _needs_nrt(problem, fast) -> bool:
+def _needs_nrt(problem, fast, marker: Path) -> bool:
     """Compile the allocation-free driver for ``problem`` (a zero-budget call); if a
-    per-node function allocates, warn once and say so (the counted driver is used)."""
+    per-node function allocates, warn and say so (the counted driver is used).  The
+    verdict is kept next to the driver (``marker``), so other processes skip the
+    failing compilation."""
     from numba.core.errors import NumbaError
 
-    width, maxc = int(problem.row_width), int(problem.max_children)
-    try:
-        fast(np.zeros((maxc + 2, width), dtype=np.int64), 0, 0, int(problem.mode.value), 0,
-             np.zeros(problem.n_counters(), dtype=np.int64), np.zeros(width, dtype=np.int64),
-             *problem.kernel_data())
-        return False
-    except NumbaError as exc:
-        if "NRT required" not in str(exc):
-            raise
+    if not marker.exists():
+        width, maxc = int(problem.row_width), int(problem.max_children)
+        try:
+            fast(np.zeros((maxc + 2, width), dtype=np.int64), 0, 0, int(problem.mode.value), 0,
+                 np.zeros(problem.n_counters(), dtype=np.int64), np.zeros(width, dtype=np.int64),
+                 *problem.kernel_data())
+            return False
+        except NumbaError as exc:
+            if "NRT required" not in str(exc):
+                raise
+        marker.write_text("a per-node function allocates: the counted driver is used\n")
     warnings.warn(f"{type(problem).__name__}: a per-node function allocates (an np.empty, an "
                   "array slice assignment such as out[0, :] = row...), so its driver counts "
                   "references on every node, ~10-30x slower; use engine.fast.copy_row and "
@@ -504,8 +508,8 @@ def _needs_nrt(problem, fast) -> bool:
 
 def generated_driver(cls):
     """The two compiled chunk drivers of a FastProblem class, ``(allocation-free,
-    reference-counted)`` (generated, written and imported once per process; compiled
-    once per machine)."""
+    reference-counted, path of the "needs reference counting" marker)`` (generated,
+    written and imported once per process; compiled once per machine)."""
     spec = cls.__dict__.get("_fast_spec") or getattr(cls, "_fast_spec", None)
     if spec is None:
         raise ContractError(getattr(cls, "_fast_error", None)
@@ -514,9 +518,9 @@ def generated_driver(cls):
     fixed = layout.width() if layout is not None and layout._variable is None else None
     source = driver_source(spec, fixed)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    d = cache_dir()
     if digest in _DRIVERS:
         return _DRIVERS[digest]
-    d = cache_dir()
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"driver_{digest}.py"
     if not path.exists() or path.read_text() != source:
@@ -527,5 +531,5 @@ def generated_driver(cls):
     module = importlib.util.module_from_spec(modspec)
     sys.modules[modspec.name] = module
     modspec.loader.exec_module(module)
-    _DRIVERS[digest] = (module.driver, module.driver_counted)
+    _DRIVERS[digest] = (module.driver, module.driver_counted, d / f"driver_{digest}.needs_nrt")
     return _DRIVERS[digest]

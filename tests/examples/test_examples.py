@@ -99,6 +99,9 @@ def test_examples_on_two_dask_workers(cluster4):
     on2 = dict(backend="dask", client=cluster4, workers=2)
     for tier in (queens.Queens, queens.FastQueens):
         assert solve(tier(10), **on2).count == 724
+    # a limit stops the Python tier's workers too (the coordinator checks every 0.1 s)
+    cut = solve(queens.Queens(12), node_limit=20_000, **on2)
+    assert cut.status == "interrupted" and 20_000 <= cut.nodes < 856_189 and cut.count < 14_200
     inst = knapsack.random_instance(22, 5)
     best = knapsack_dp(*inst)
     for tier in (knapsack.Knapsack, knapsack.FastKnapsack):
