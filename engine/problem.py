@@ -12,6 +12,13 @@ problem says *what* is searched.  A problem hands the engine
 
 Python never runs per node: the engine calls the kernel once per chunk.
 
+This module is the **raw tier**: the kernel is the whole chunk driver.  Two tiers sit
+on top of it: :mod:`engine.reference` (``PythonProblem``: ``root()`` and
+``children(node)`` in plain Python, its own stack of Python objects) and
+:mod:`engine.fast` (``FastProblem``: per-node numba functions; the engine generates a
+kernel of exactly this signature).  :func:`check_problem` checks any of them before a
+search starts.
+
 Kernel signature
 ----------------
 ::
@@ -37,7 +44,9 @@ Kernel signature
                :attr:`Problem.extra_counters`).
 ``solution``   ``int64[:]`` of length :attr:`Problem.solution_size`; on an
                improvement the kernel writes the solution there (layout is the
-               problem's business; :meth:`Problem.decode` reads it).
+               problem's business; :meth:`Problem.decode` reads it).  The engine
+               copies it right after an ``IMPROVED`` return and reads it at no
+               other time.
 ``*data``      the arrays returned by :meth:`Problem.kernel_data` (graph bitsets,
                tree parameters...), passed positionally, read-only by convention.
 
@@ -64,6 +73,8 @@ import enum
 from typing import Any, Sequence
 
 import numpy as np
+
+from .errors import InputError
 
 # --- modes (passed to kernels as plain ints) ------------------------------------
 OPTIMISE = 0
@@ -103,6 +114,12 @@ class Mode(enum.Enum):
 
 class InvalidProblem(ValueError):
     """A problem instance or its data is malformed (raised by problem constructors)."""
+
+
+class ContractError(InvalidProblem, InputError):
+    """What was given as a problem does not keep the contract (not a Problem, a kernel of
+    the wrong signature, a missing method, a fast-tier function that workers cannot
+    import).  Raised by :func:`check_problem` before any search starts."""
 
 
 class Problem:
@@ -210,3 +227,62 @@ def reduce_counters(problem: Problem, arrays: Sequence[np.ndarray]) -> np.ndarra
             j = N_ENGINE_COUNTERS + i
             total[j] = max(total[j], arr[j]) if how == "max" else total[j] + arr[j]
     return total
+
+
+KERNEL_ARGS = ("stack", "top", "budget", "mode", "incumbent", "counters", "solution")
+
+
+def check_problem(problem: Any, policy: Any = None) -> None:
+    """Check that ``problem`` (and ``policy``) keep the contract; raise
+    :class:`ContractError` with one clear line otherwise.  :func:`engine.solve` calls it
+    first, so a wrong object fails here and not as an AttributeError deep in a backend.
+
+    >>> check_problem("hello")
+    Traceback (most recent call last):
+    ...
+    engine.problem.ContractError: solve() needs an engine.Problem (a PythonProblem, a FastProblem or a raw-tier Problem subclass), got str
+    """
+    import inspect
+
+    from .policy import StealPolicy
+
+    if policy is not None and not isinstance(policy, StealPolicy):
+        raise ContractError(f"policy must be an engine.StealPolicy, got {type(policy).__name__}")
+    if not isinstance(problem, Problem):
+        raise ContractError("solve() needs an engine.Problem (a PythonProblem, a FastProblem or a "
+                            f"raw-tier Problem subclass), got {type(problem).__name__}")
+    cls = type(problem).__name__
+    if not isinstance(problem.mode, Mode):
+        raise ContractError(f"{cls}.mode must be an engine.Mode, got {problem.mode!r}")
+    if problem.mode is Mode.DECIDE and problem.target is None:
+        raise ContractError(f"{cls}: decide mode needs a target")
+    for name, how in problem.extra_counters:
+        if how not in ("sum", "max"):
+            raise ContractError(f"{cls}.extra_counters: {name!r} reduces by {how!r}, "
+                                "expected 'sum' or 'max'")
+    if getattr(problem, "stack_class", None) is not None:
+        # a tier with its own stack (the reference tier): its own methods must exist
+        for method in ("root", "children"):
+            if hasattr(problem, "_defines") and not problem._defines(method):
+                raise ContractError(f"{cls} must define {method}()")
+        return
+    for attr in ("row_width", "max_children", "solution_size"):
+        value = getattr(problem, attr, None)
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise ContractError(f"{cls}.{attr} must be a positive int, got {value!r}")
+    kernel = problem.kernel         # a fast-tier problem generates its driver here
+    if not callable(kernel):
+        raise ContractError(f"{cls}.kernel must be a numba function, got {kernel!r}")
+    try:
+        params = list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters.values())
+    except (TypeError, ValueError):
+        return
+    n_data = len(tuple(problem.kernel_data()))
+    star = any(p.kind is p.VAR_POSITIONAL for p in params)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if (len(positional) > len(KERNEL_ARGS) + n_data
+            or (not star and len(positional) != len(KERNEL_ARGS) + n_data)):
+        raise ContractError(
+            f"{cls}.kernel takes {len(positional)} arguments; the engine calls "
+            f"kernel({', '.join(KERNEL_ARGS)}, *data) with {n_data} data arrays from "
+            f"kernel_data(), i.e. {len(KERNEL_ARGS) + n_data} arguments")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .errors import InputError
 from .policy import StealPolicy
-from .problem import Problem
+from .problem import Problem, check_problem
 from .result import SearchResult
 
 BACKENDS = ("sequential", "dask")
@@ -32,6 +32,7 @@ def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
         :func:`engine.cluster.dask_client`.
     """
+    check_problem(problem, policy)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if time_limit is not None and time_limit <= 0:
