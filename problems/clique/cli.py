@@ -3,7 +3,8 @@
 ::
 
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
-                       [--k K] [--bound colour|greedy|sampling|size]
+                       [--k K] [--bound colour|recolour|maxsat|greedy|sampling|size]
+                       [--order degeneracy|degree|colour-sort] [--heuristic greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
     stealsearch factorize GRAPH K     # a k-factorization as a clique in the k-factor graph
@@ -19,7 +20,7 @@ from __future__ import annotations
 from engine.commandline import add_backend_arguments, print_json, solve_from_args
 
 from .model import CliqueInputError
-from .problem import BOUNDS, MODES, CliqueProblem
+from .problem import BOUNDS, HEURISTICS, MODES, ORDERS, CliqueProblem
 
 
 def register(subparsers) -> None:
@@ -34,7 +35,14 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=MODES, default="max")
     p.add_argument("--k", type=int, default=None, help="clique size to find (--mode decide)")
     p.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
-                   help="colour (default, MCS/BBMC-style) or the seed's greedy, sampling, size")
+                   help="colour (default, MCS/BBMC-style), recolour (+ Re-NUMBER), maxsat "
+                        "(+ MaxSAT reasoning over colour classes), or the seed's greedy, "
+                        "sampling, size")
+    p.add_argument("--order", choices=ORDERS, default="degeneracy",
+                   help="initial vertex order of the MCS-family bounds (default degeneracy)")
+    p.add_argument("--heuristic", choices=HEURISTICS, default=None,
+                   help="initial clique before the search (max mode; default greedy for the "
+                        "MCS-family bounds, none for the seed's)")
     add_backend_arguments(p)
     p.set_defaults(func=run_clique)
 
@@ -91,7 +99,8 @@ def _report(result, extra: dict, args) -> None:
 
 def run_clique(args) -> int:
     graph = _load_graph(args)
-    problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound)
+    problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound, order=args.order,
+                            heuristic=args.heuristic)
     result = solve_from_args(problem, args)
     extra = {"graph": graph.name, "n": graph.n, "m": graph.m}
     if args.mode not in ("count", "count-maximal"):
