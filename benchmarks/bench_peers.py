@@ -181,12 +181,17 @@ def main(argv=None) -> list:
                     help="our bounds to run (default: every clique bound with an MCS order)")
     ap.add_argument("--only", nargs="*", default=None, help="instance names to run")
     ap.add_argument("--no-uts", action="store_true")
+    ap.add_argument("--ablation", action="store_true",
+                    help="instead: our bounds x vertex orders x initial heuristic per instance "
+                         "(nodes and time), written to results/peers_ablation.md")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "peers.md"))
     args = ap.parse_args(argv)
     from problems.clique.problem import FAST_BOUNDS
     bounds = args.bounds or list(FAST_BOUNDS)
     peers = find_peers()
     header = machine_header()
+    if args.ablation:
+        return run_ablation(args, bounds, header)
     for p in peers.values():
         print(f"peer {p.name}: {p.path or p.missing} (commit {p.commit})", flush=True)
     solve(CliqueProblem(gnp(40, 0.5, 1)), backend="sequential")        # warm every kernel
@@ -234,6 +239,46 @@ def main(argv=None) -> list:
                 uts_rows.append(rec)
                 print(tree, "ours", cell(rec["ours"]), "C", cell(rec.get("c")), flush=True)
     write_markdown(rows, uts_rows, bounds, peers, header, args)
+    return rows
+
+
+def run_ablation(args, bounds, header) -> list:
+    """What the initial order and the initial clique buy, per instance and bound."""
+    from problems.clique.problem import HEURISTICS, ORDERS
+    solve(CliqueProblem(gnp(60, 0.5, 1)), backend="sequential")
+    rows = []
+    for name, family, graph in instances(args.quick):
+        if args.only and name not in args.only:
+            continue
+        load = os.getloadavg()[0]
+        cells = {}
+        for b in bounds:
+            for o in ORDERS:
+                for h in HEURISTICS:
+                    cells[(b, o, h)] = median_of(
+                        lambda: run_ours(graph, b, args.limit, order=o, heuristic=h), args.runs)
+        omegas = {c["omega"] for c in cells.values() if c["status"] == "optimal"}
+        assert len(omegas) <= 1, (name, omegas)
+        rows.append((name, graph, cells, load))
+        print(name, {f"{b}/{o}/{h}": cell(c) for (b, o, h), c in cells.items()}, flush=True)
+    from problems.clique.problem import HEURISTICS, ORDERS
+    L = [header, "", f"Sequential, median of {args.runs}, limit {args.limit:.0f} s; time = build "
+         "(order + initial clique) + search.  Cells: seconds, nodes; *init* = size of the "
+         "initial clique.", ""]
+    cols = [(o, h) for o in ORDERS for h in HEURISTICS]
+    for b in bounds:
+        L += [f"#### bound `{b}`", "",
+              "| instance | density | ω | init | " + " | ".join(f"{o}, {h}" for o, h in cols) + " |",
+              "|" + "---|" * (len(cols) + 4)]
+        for name, graph, cells, load in rows:
+            init = cells[(b, "degeneracy", "greedy")].get("initial", 0)
+            omega = next((c["omega"] for c in cells.values() if c["status"] == "optimal"), "?")
+            L.append(f"| {name} | {graph.density():.2f} | {omega} | {init} | "
+                     + " | ".join(cell(cells[(b, o, h)]) for o, h in cols) + " |")
+        L += [""]
+    out = Path(args.out).with_name("peers_ablation.md")
+    write_section(str(out), "Clique: vertex orders and the initial clique per instance (issue 14)", L)
+    print("\n".join(L))
     return rows
 
 

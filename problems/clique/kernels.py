@@ -31,9 +31,18 @@ Kernels
                     greedy colouring of C in that order; only vertices whose colour k
                     satisfies ℓ + k > incumbent become children, taken in decreasing
                     colour order; child bound = ℓ + k (prune by colour class).  Not
-                    included: MCS's Re-NUMBER and BBMC's infra-chromatic recolouring;
-                    the node counts match MCS-style native solvers without them
-                    (G(1000,.5): 79.2 M nodes here, 78.7 M native).
+                    included here: MCS's Re-NUMBER and BBMC's infra-chromatic
+                    recolouring (see ``reason_kernel``); the node counts match
+                    MCS-style native solvers without them (G(1000,.5): 79.2 M nodes
+                    here, 78.7 M native).
+``reason_kernel``   the colour kernel plus reasoning over the colour classes before
+                    branching, by ``level``: 1 Re-NUMBER (Tomita's MCS, San Segundo's
+                    BBMCR), 2 + the infra-chromatic test (San Segundo, Nikolaev and
+                    Batsyn's BBMCX), 3 + failed-literal detection by unit propagation
+                    over the classes, dropping whole colour classes (Li and Quan's
+                    IncMaxCLQ, Li, Jiang and Manyà's MoMC).  Bounds ``recolour``,
+                    ``infra``, ``maxsat``.
+``greedy_clique``   the initial clique heuristic (first incumbent, max mode).
 ``count_all_kernel``       every clique (the empty one too) once, natural order.
 ``count_maximal_kernel``   maximal cliques, Bron-Kerbosch with Tomita's pivot.
 
@@ -57,6 +66,8 @@ LEVEL, BOUND, X0 = 0, 1, 2
 MAX_DEPTH = N_ENGINE_COUNTERS
 
 SIZE, GREEDY, SAMPLING = 0, 1, 2
+#: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
+RENUMBER_UPTO = 2
 SEED_BOUNDS = {"size": SIZE, "greedy": GREEDY, "sampling": SAMPLING}
 
 
@@ -167,7 +178,8 @@ def _first_killer(x, forced, t, adj):
 
 
 @njit(nogil=True, cache=True)
-def _failed_literal(u, adj, cls, nc, active, vcls, M, cnt, fixed, queue, forced, stepcls, W):
+def _failed_literal(u, adj, cls, nc, active, vcls, M, cnt, fixed, queue, forced, stepcls, inv,
+                    W):
     """Unit propagation over the colour classes with vertex ``u`` set true (IncMaxCLQ /
     MoMC's failed-literal test; BBMCX's infra-chromatic bound is its one-unit case).
 
@@ -181,9 +193,10 @@ def _failed_literal(u, adj, cls, nc, active, vcls, M, cnt, fixed, queue, forced,
     traced back through the forcing steps (each eliminated vertex is charged to the
     first forced vertex not adjacent to it); with u they form an inconsistent subset
     S u {u}: a clique meets at most |S| of those |S| + 1 sets, so u joins the
-    non-branching vertices without raising the colour bound.  The classes of S are then
-    frozen (``active`` false): an inconsistent subset counts once, and a frozen class
-    must not change.  True when a conflict was found."""
+    non-branching vertices without raising the colour bound.  The classes of S are
+    marked in ``inv``; the caller freezes them (``active`` false) once it uses the
+    conflict: an inconsistent subset counts once, and a frozen class must not change.
+    True when a conflict was found."""
     one = np.int64(1)
     for w in range(W):
         M[w] = 0
@@ -261,10 +274,10 @@ def _failed_literal(u, adj, cls, nc, active, vcls, M, cnt, fixed, queue, forced,
                 x = w * 64 + b
                 if x != forced[s]:
                     need |= one << _first_killer(x, forced, s, adj)
-    active[conflict] = False
+    inv[conflict] = True
     for s in range(1, t):
         if (need >> s) & one:
-            active[stepcls[s]] = False
+            inv[stepcls[s]] = True
     return True
 
 
@@ -354,23 +367,29 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     (BBMC, class at a time, vertex order); the vertices left over would all be
     branching vertices in MCS/BBMC.  Each of them, in vertex order, is tried:
 
-    * ``level >= 1`` -- Re-NUMBER (Tomita et al.'s MCS; San Segundo's BBMCR): moved
-      into a class below the threshold, directly or by displacing its only neighbour
-      there (:func:`_renumber`);
-    * ``level >= 2`` -- MaxSAT reasoning (Li and Quan's IncMaxCLQ, Li, Jiang and
-      Manyà's MoMC; San Segundo's infra-chromatic bound BBMCX is its two-class case):
-      a failed-literal test by unit propagation over the classes
-      (:func:`_failed_literal`); on a conflict the vertex joins the non-branching
-      side and the classes of the inconsistent subset are frozen.
+    * ``level`` 1 and 2 -- Re-NUMBER (Tomita et al.'s MCS; San Segundo's BBMCR):
+      moved into a class below the threshold, directly or by displacing its only
+      neighbour there (:func:`_renumber`);
+    * ``level == 2`` -- then San Segundo et al.'s infra-chromatic test (BBMCX): a
+      class with one neighbour w of the vertex and a class with no common neighbour
+      of both (:func:`_infra`).  As in MoMC, once one vertex must branch the node
+      cannot be pruned, and neither test is tried on the vertices after it;
+    * ``level == 3`` -- MaxSAT reasoning (Li and Quan's IncMaxCLQ, Li, Jiang and
+      Manyà's MoMC): the would-be branching vertices are coloured into new classes;
+      a new class every vertex of which is a failed literal under unit propagation
+      over the classes (:func:`_failed_literal`) is dropped whole, with the union of
+      its vertices' conflict classes frozen, until the first class that cannot be.
+      No Re-NUMBER at this level: measured, it cost more time than it saved nodes.
 
     The non-branching vertices then have ω <= kmin - 1 (active classes count one each,
-    an inconsistent subset S u {u} counts |S|), so they can be skipped as children, as
+    an inconsistent subset S u {u} or S u K counts |S|), so they can be skipped as children, as
     the vertices of colour < kmin are in MCS.  The remaining (branching) vertices are
     coloured greedily with colours kmin, kmin + 1, ... and become children in
     decreasing colour, each with bound ℓ + its colour, exactly as in ``colour_kernel``.
-    Choices where the papers differ: the first unit class found is propagated (MoMC
+    Choices where the papers differ: units are propagated first-found-first (MoMC
     orders them); propagation stops after 62 forcing steps (the reasons are a 64-bit
-    mask); Re-NUMBER may move the displaced vertex to any other active class.
+    mask); Re-NUMBER may move the displaced vertex to any other active class; the
+    vertices are tried in vertex order.
     ``level = 0`` gives the same tree as ``colour_kernel``.
     """
     n = adj.shape[0]
@@ -389,6 +408,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     vcls = np.empty(maxc, np.int64)
     cnt_k = np.empty(maxc, np.int64)
     queue = np.empty(maxc + 1, np.int64)
+    inv = np.empty(maxc, np.bool_)
     fixed = np.empty(maxc, np.bool_)
     active = np.empty(maxc, np.bool_)
     forced = np.empty(64, np.int64)
@@ -444,10 +464,11 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                             Q[w2] &= ~adj[v, w2]
                         remaining -= 1
                 nc += 1
-            # 2. reasoning: move would-be branching vertices to the non-branching side
-            if remaining > 0 and level >= 1 and nc > 0:
-                for k in range(nc):
-                    active[k] = True
+            # 2. Re-NUMBER / infra-chromatic: move would-be branching vertices to the
+            #    non-branching side one by one
+            for k in range(nc):
+                active[k] = True
+            if remaining > 0 and 1 <= level <= RENUMBER_UPTO and nc > 0:
                 for w in range(W):
                     B[w] = 0
                 reasoning = True
@@ -459,13 +480,10 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                         q &= ~bit
                         u = w * 64 + b
                         placed = False
-                        if reasoning or level < 2:
+                        if reasoning or level != 2:
                             placed = _renumber(u, adj, cls, nc, active, vcls, W)
                         if not placed and level == 2 and reasoning:
                             placed = _infra(u, adj, cls, nc, active, W)
-                        if not placed and level >= 3 and reasoning:
-                            placed = _failed_literal(u, adj, cls, nc, active, vcls, M, cnt_k,
-                                                     fixed, queue, forced, stepcls, W)
                         if not placed:
                             B[w] |= bit
                             # MoMC: once one vertex must branch the node is not pruned;
@@ -475,12 +493,17 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                 for w in range(W):
                     U[w] = B[w]
                     remaining += popcount(B[w])
-            # 3. the branching vertices: colours nc+1, nc+2, ... (>= kmin)
+            # 3. the branching vertices: colours nc+1, nc+2, ... (>= kmin).  Level 3
+            #    (MoMC): a new class whose every vertex is a failed literal is dropped
+            #    whole -- the class, with the union of its vertices' conflict classes
+            #    S, is an inconsistent subset (a clique meeting it in u would meet all
+            #    of u's conflict set) -- until the first class that cannot be dropped.
             k = nc
+            dropping = level >= 3 and nc > 0
             while remaining > 0:
-                k += 1
                 for w in range(W):
                     Q[w] = U[w]
+                    B[w] = 0
                 for w in range(W):
                     q = Q[w]
                     while q != 0:
@@ -488,12 +511,40 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                         bit = one << b
                         v = w * 64 + b
                         U[w] &= ~bit
+                        B[w] |= bit
                         q &= ~bit
                         q &= ~adj[v, w]
                         for w2 in range(w + 1, W):
                             Q[w2] &= ~adj[v, w2]
                         remaining -= 1
-                        order[cnt] = v
+                if dropping:
+                    for k2 in range(nc):
+                        inv[k2] = False
+                    failed = True
+                    for w in range(W):
+                        q = B[w]
+                        while q != 0 and failed:
+                            b = ctz(q)
+                            q &= ~(one << b)
+                            if not _failed_literal(w * 64 + b, adj, cls, nc, active, vcls, M,
+                                                   cnt_k, fixed, queue, forced, stepcls,
+                                                   inv, W):
+                                failed = False
+                        if not failed:
+                            break
+                    if failed:
+                        for k2 in range(nc):
+                            if inv[k2]:
+                                active[k2] = False
+                        continue
+                    dropping = False
+                k += 1
+                for w in range(W):
+                    q = B[w]
+                    while q != 0:
+                        b = ctz(q)
+                        q &= ~(one << b)
+                        order[cnt] = w * 64 + b
                         col[cnt] = k
                         cnt += 1
             for w in range(W):
