@@ -17,19 +17,20 @@ Modes (``mode=``):
                      one maximal clique.
 
 Bounds (``bound=``, max/decide): the MCS family on a chosen vertex order --
-``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"`` (colour plus
-Tomita's Re-NUMBER), ``"maxsat"`` (recolour plus MaxSAT-style failed-literal reasoning
-over the colour classes, as in IncMaxCLQ / MoMC, BBMCX's infra-chromatic bound being
-its two-class case); or the seed's ``"greedy"``, ``"sampling"``, ``"size"`` in the
-natural order 0 < 1 < ... < n-1 (seed §2.1).  See :mod:`problems.clique.kernels`.
+``"colour"`` (default: MCS/BBMC greedy colouring at every node), ``"recolour"``
+(colour plus Tomita's Re-NUMBER), ``"infra"`` (recolour plus San Segundo's
+infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
+reasoning that drops whole colour classes, IncMaxCLQ / MoMC); or the seed's
+``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
+§2.1).  See :mod:`problems.clique.kernels`; benchmarks/RESULTS.md measures them.
 
 Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
 removal), ``"degree"`` (decreasing degree) or ``"colour-sort"`` (greedy colour classes
 of the degeneracy order, lowest colour first).  Initial clique (``heuristic=``, max
-mode; the default for the MCS family, ``"none"`` for the seed's bounds): ``"greedy"`` grows a clique from the first vertices of the order (dynamic
-degree) before the search; the clique, checked by the independent verifier, is the
-first incumbent and the answer when the search finds nothing larger, so the result
-stays exact; ``"none"`` starts from the empty clique (the seed's ``OptSize <- 0``).
+mode; the default for the MCS family, ``"none"`` for the seed's bounds): ``"greedy"``
+grows a clique from every vertex in turn (dynamic degree, capped work) before the
+search; the clique, checked by the independent verifier, is the first incumbent and
+the answer when the search finds nothing larger, so the result stays exact; ``"none"`` starts from the empty clique (the seed's ``OptSize <- 0``).
 
 >>> from engine.solve import solve
 >>> from problems.clique.generators import seed_figure_1_1
