@@ -3,7 +3,7 @@
 ::
 
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
-                       [--k K] [--bound colour|recolour|maxsat|greedy|sampling|size]
+                       [--k K] [--bound auto|colour|recolour|infra|maxsat|greedy|sampling|size]
                        [--order degeneracy|degree|colour-sort] [--heuristic greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
@@ -34,9 +34,10 @@ def register(subparsers) -> None:
                    help="file format (default: from the suffix / first line)")
     p.add_argument("--mode", choices=MODES, default="max")
     p.add_argument("--k", type=int, default=None, help="clique size to find (--mode decide)")
-    p.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
-                   help="colour (default, MCS/BBMC-style), recolour (+ Re-NUMBER), maxsat "
-                        "(+ MaxSAT reasoning over colour classes), or the seed's greedy, "
+    p.add_argument("--bound", choices=BOUNDS + ("color",), default="auto",
+                   help="auto (default: maxsat at density >= 0.7, else colour), colour "
+                        "(MCS/BBMC-style), recolour (+ Re-NUMBER), infra (+ infra-chromatic), "
+                        "maxsat (MaxSAT reasoning over colour classes), or the seed's greedy, "
                         "sampling, size")
     p.add_argument("--order", choices=ORDERS, default="degeneracy",
                    help="initial vertex order of the MCS-family bounds (default degeneracy)")

@@ -16,8 +16,9 @@ Modes (``mode=``):
                      ENUMERATE).  In a graph with no vertex the empty clique is the
                      one maximal clique.
 
-Bounds (``bound=``, max/decide): the MCS family on a chosen vertex order --
-``"colour"`` (default: MCS/BBMC greedy colouring at every node), ``"recolour"``
+Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"maxsat"`` on graphs of
+density >= 0.7 and ``"colour"`` below (measured, benchmarks/RESULTS.md); the MCS family
+on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"``
 (colour plus Tomita's Re-NUMBER), ``"infra"`` (recolour plus San Segundo's
 infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
 reasoning that drops whole colour classes, IncMaxCLQ / MoMC); or the seed's
@@ -53,7 +54,11 @@ from .verify import check_clique
 MODES = ("max", "decide", "count", "count-maximal")
 #: the MCS-family bounds (vertex order + colouring kernels), the default first
 FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat")
-BOUNDS = FAST_BOUNDS + ("greedy", "sampling", "size")
+#: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY,
+#: ``colour`` below: measured in benchmarks/RESULTS.md (issue 14), the MaxSAT reasoning
+#: pays for its cost per node on dense graphs and not on sparse ones
+BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
+AUTO_MAXSAT_DENSITY = 0.7
 #: reasoning level of :func:`kernels.reason_kernel` per bound
 REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3}
 ORDERS = ("degeneracy", "degree", "colour-sort")
@@ -69,7 +74,7 @@ class CliqueProblem(Problem):
     extra_counters = (("max_depth", "max"),)
 
     def __init__(self, graph: Graph, mode: str = "max", k: int | None = None,
-                 bound: str = "colour", order: str = "degeneracy", heuristic: str | None = None):
+                 bound: str = "auto", order: str = "degeneracy", heuristic: str | None = None):
         if not isinstance(graph, Graph):
             if hasattr(graph, "nodes") and hasattr(graph, "edges"):
                 graph = Graph.from_networkx(graph)      # networkx in, labels out
@@ -82,6 +87,8 @@ class CliqueProblem(Problem):
         bound = {"color": "colour"}.get(bound, bound)
         if bound not in BOUNDS:
             raise CliqueInputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
+        if bound == "auto":
+            bound = "maxsat" if graph.density() >= AUTO_MAXSAT_DENSITY else "colour"
         if order not in ORDERS:
             raise CliqueInputError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
         if heuristic is None:
