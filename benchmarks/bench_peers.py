@@ -21,9 +21,11 @@ A missing peer is skipped with the reason printed in the table.  DIMACS files: t
 relative to the repository root) in full mode.
 
 Every ω a peer reports is compared with ours (and ours is verified by the problem's
-independent verifier inside ``solve``); a disagreement aborts the benchmark.  Times are
-medians of ``--runs`` runs, each program's own reported search time; the load average
-before each instance is recorded, since the machine is shared.
+independent verifier inside ``solve``); a disagreement aborts the benchmark.  Figures
+are medians of ``--runs`` runs of CPU seconds (ours: the searching thread over building
+the problem and the search; a peer's: its process, from ``getrusage``), with each
+program's wall time beside; the load average before each instance is recorded, since the
+machine is shared.  ``--ablation`` measures our vertex orders x initial clique instead.
 
     python -m benchmarks.bench_peers --quick          # G(500,.5), G(1000,.35), tests' DIMACS, UTS T1/T3
     python -m benchmarks.bench_peers                  # the G(n, p) grid and all DIMACS files
