@@ -3,7 +3,8 @@
 ::
 
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
-                       [--k K] [--bound colour|greedy|sampling|size]
+                       [--k K] [--bound auto|colour|recolour|infra|maxsat|greedy|sampling|size]
+                       [--order degeneracy|degree|colour-sort] [--heuristic greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
     stealsearch factorize GRAPH K     # a k-factorization as a clique in the k-factor graph
@@ -28,7 +29,7 @@ from engine.commandline import (add_backend_arguments, print_json, result_json, 
 from engine.problem import SolutionError
 
 from .model import CliqueInputError
-from .problem import BOUNDS, MODES, CliqueProblem
+from .problem import BOUNDS, HEURISTICS, MODES, ORDERS, CliqueProblem
 
 
 def register(subparsers) -> None:
@@ -45,8 +46,16 @@ def register(subparsers) -> None:
                    help="max: a maximum clique; decide: a clique of size >= --k; count: all "
                         "cliques; count-maximal: maximal cliques")
     p.add_argument("--k", type=int, default=None, help="clique size to find (--mode decide only)")
-    p.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
-                   help="colour (MCS/BBMC-style) or the seed's greedy, sampling, size")
+    p.add_argument("--bound", choices=BOUNDS + ("color",), default="auto",
+                   help="auto (maxsat at density >= 0.7, else colour), colour "
+                        "(MCS/BBMC-style), recolour (+ Re-NUMBER), infra (+ infra-chromatic), "
+                        "maxsat (MaxSAT reasoning over colour classes), or the seed's greedy, "
+                        "sampling, size")
+    p.add_argument("--order", choices=ORDERS, default="degeneracy",
+                   help="initial vertex order of the MCS-family bounds")
+    p.add_argument("--heuristic", choices=HEURISTICS, default=None,
+                   help="initial clique before the search (max mode; when absent: greedy for "
+                        "the MCS-family bounds, none for the seed's)")
     add_backend_arguments(p)
     p.set_defaults(func=run_clique)
 
@@ -120,7 +129,8 @@ def run_clique(args) -> int:
     if args.k is not None and args.mode != "decide":
         raise CliqueInputError("--k applies to --mode decide only")
     graph = _load_graph(args)
-    problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound)
+    problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound, order=args.order,
+                            heuristic=args.heuristic)
     result = solve_from_args(problem, args)
     _check_optimal_is_maximal(graph, result)
     extra = {"graph": graph.name, "n": graph.n, "m": graph.m}

@@ -31,9 +31,18 @@ Kernels
                     greedy colouring of C in that order; only vertices whose colour k
                     satisfies ℓ + k > incumbent become children, taken in decreasing
                     colour order; child bound = ℓ + k (prune by colour class).  Not
-                    included: MCS's Re-NUMBER and BBMC's infra-chromatic recolouring;
-                    the node counts match MCS-style native solvers without them
-                    (G(1000,.5): 79.2 M nodes here, 78.7 M native).
+                    included here: MCS's Re-NUMBER and BBMC's infra-chromatic
+                    recolouring (see ``reason_kernel``); the node counts match
+                    MCS-style native solvers without them (G(1000,.5): 79.2 M nodes
+                    here, 78.7 M native).
+``reason_kernel``   the colour kernel plus reasoning over the colour classes before
+                    branching, by ``level``: 1 Re-NUMBER (Tomita's MCS, San Segundo's
+                    BBMCR), 2 + the infra-chromatic test (San Segundo, Nikolaev and
+                    Batsyn's BBMCX), 3 + failed-literal detection by unit propagation
+                    over the classes, dropping whole colour classes (Li and Quan's
+                    IncMaxCLQ, Li, Jiang and Manyà's MoMC).  Bounds ``recolour``,
+                    ``infra``, ``maxsat``.
+``greedy_clique``   the initial clique heuristic (first incumbent, max mode).
 ``count_all_kernel``       every clique (the empty one too) once, natural order.
 ``count_maximal_kernel``   maximal cliques, Bron-Kerbosch with Tomita's pivot.
 
@@ -57,6 +66,8 @@ LEVEL, BOUND, X0 = 0, 1, 2
 MAX_DEPTH = N_ENGINE_COUNTERS
 
 SIZE, GREEDY, SAMPLING = 0, 1, 2
+#: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
+RENUMBER_UPTO = 2
 SEED_BOUNDS = {"size": SIZE, "greedy": GREEDY, "sampling": SAMPLING}
 
 
@@ -135,6 +146,407 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
                             cnt += 1
             # children: highest colour first (on top); child i sees the candidates
             # not yet branched on (vertices after it in the order are removed)
+            for w in range(W):
+                U[w] = stack[r, P0 + w]
+            for i in range(cnt - 1, -1, -1):
+                v = order[i]
+                c = r + i
+                stack[c, LEVEL] = lev + 1
+                stack[c, BOUND] = lev + col[i]
+                for w in range(W):
+                    stack[c, X0 + w] = Xs[w]
+                    stack[c, P0 + w] = U[w] & adj[v, w]
+                vw = v >> 6
+                vb = one << (v & 63)
+                stack[c, X0 + vw] |= vb
+                U[vw] &= ~vb
+        top = r + cnt
+        if improved:
+            return top, IMPROVED, best
+    return 0, EMPTY, best
+
+
+@njit(nogil=True, cache=True)
+def _first_killer(x, forced, t, adj):
+    """The first forcing step s < t whose vertex ``forced[s]`` is not adjacent to x."""
+    xw = x >> 6
+    xb = np.int64(1) << (x & 63)
+    for s in range(t):
+        if adj[forced[s], xw] & xb == 0:
+            return s
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _failed_literal(u, adj, cls, nc, active, vcls, M, cnt, fixed, queue, forced, stepcls, inv,
+                    W):
+    """Unit propagation over the colour classes with vertex ``u`` set true (IncMaxCLQ /
+    MoMC's failed-literal test; BBMCX's infra-chromatic bound is its one-unit case).
+
+    Soft clauses: the active classes (independent sets: a clique takes at most one
+    vertex of each) and the unit clause {u}.  ``M`` holds the class members adjacent to
+    every forced vertex (u first), ``cnt[k]`` how many of class k are in M.  A class
+    with one left forces it (a clique using that class and u must take it), a class
+    with none is a conflict.  Forcing v removes ``M & ~N(v)`` from M and decrements the
+    counts of those vertices' classes (``vcls``), so a step costs the vertices it
+    removes, not a rescan of every class.  On a conflict, the classes it depends on are
+    traced back through the forcing steps (each eliminated vertex is charged to the
+    first forced vertex not adjacent to it); with u they form an inconsistent subset
+    S u {u}: a clique meets at most |S| of those |S| + 1 sets, so u joins the
+    non-branching vertices without raising the colour bound.  The classes of S are
+    marked in ``inv``; the caller freezes them (``active`` false) once it uses the
+    conflict: an inconsistent subset counts once, and a frozen class must not change.
+    True when a conflict was found."""
+    one = np.int64(1)
+    for w in range(W):
+        M[w] = 0
+    conflict = -1
+    nq = 0
+    for k in range(nc):
+        if not active[k]:
+            continue
+        fixed[k] = False
+        c = 0
+        for w in range(W):
+            x = cls[k, w] & adj[u, w]
+            M[w] |= x
+            c += popcount(x)
+        cnt[k] = c
+        if c == 0 and conflict < 0:
+            conflict = k
+        elif c == 1:
+            queue[nq] = k
+            nq += 1
+    forced[0] = u
+    t = 1
+    qi = 0
+    while conflict < 0 and qi < nq and t < 63:
+        k = queue[qi]
+        qi += 1
+        if fixed[k]:
+            continue
+        v = -1
+        for w in range(W):
+            x = cls[k, w] & M[w]
+            if x != 0:
+                v = w * 64 + ctz(x)
+                break
+        fixed[k] = True
+        stepcls[t] = k
+        forced[t] = v
+        t += 1
+        for w in range(W):
+            R = M[w] & ~adj[v, w]
+            M[w] &= adj[v, w]
+            while R != 0:
+                b = ctz(R)
+                R &= ~(one << b)
+                k2 = vcls[w * 64 + b]
+                if fixed[k2]:
+                    continue
+                cnt[k2] -= 1
+                if cnt[k2] == 1:
+                    queue[nq] = k2
+                    nq += 1
+                elif cnt[k2] == 0:
+                    conflict = k2
+        # (a conflict found mid-way leaves M partly updated: not used again)
+    if conflict < 0:
+        return False
+    # trace: the steps that eliminated the conflict class, then what forced those steps
+    need = np.int64(0)
+    for w in range(W):
+        q = cls[conflict, w]
+        while q != 0:
+            b = ctz(q)
+            q &= ~(one << b)
+            s = _first_killer(w * 64 + b, forced, t, adj)
+            need |= one << s
+    for s in range(t - 1, 0, -1):
+        if (need >> s) & one == 0:
+            continue
+        k = stepcls[s]
+        for w in range(W):
+            q = cls[k, w]
+            while q != 0:
+                b = ctz(q)
+                q &= ~(one << b)
+                x = w * 64 + b
+                if x != forced[s]:
+                    need |= one << _first_killer(x, forced, s, adj)
+    inv[conflict] = True
+    for s in range(1, t):
+        if (need >> s) & one:
+            inv[stepcls[s]] = True
+    return True
+
+
+@njit(nogil=True, cache=True)
+def _infra(u, adj, cls, nc, active, W):
+    """San Segundo et al.'s infra-chromatic test (BBMCX), the two-class case of the
+    MaxSAT reasoning: a class k1 where ``u`` has exactly one neighbour w, and a class
+    k2 holding no common neighbour of u and w.  Then no clique meets all of {u}, C_k1,
+    C_k2: the three count for two.  Freezes k1 and k2; True if found."""
+    for k1 in range(nc):
+        if not active[k1]:
+            continue
+        c = 0
+        wv = -1
+        for w in range(W):
+            x = cls[k1, w] & adj[u, w]
+            if x != 0:
+                c += popcount(x)
+                if c > 1:
+                    break
+                wv = w * 64 + ctz(x)
+        if c != 1:
+            continue
+        for k2 in range(nc):
+            if k2 == k1 or not active[k2]:
+                continue
+            ok = True
+            for w in range(W):
+                if cls[k2, w] & adj[u, w] & adj[wv, w] != 0:
+                    ok = False
+                    break
+            if ok:
+                active[k1] = False
+                active[k2] = False
+                return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _renumber(u, adj, cls, nc, active, vcls, W):
+    """Tomita's Re-NUMBER (MCS) on bitset colour classes (San Segundo's BBMCR): put
+    ``u`` into an active class it has no neighbour in; else, for a class k1 where u has
+    exactly one neighbour w, move w into another active class k2 where w has no
+    neighbour and put u in w's place.  Classes stay independent sets.  True if placed."""
+    one = np.int64(1)
+    for k1 in range(nc):
+        if not active[k1]:
+            continue
+        c = 0
+        wv = -1
+        for w in range(W):
+            x = cls[k1, w] & adj[u, w]
+            if x != 0:
+                c += popcount(x)
+                if c > 1:
+                    break
+                wv = w * 64 + ctz(x)
+        if c == 0:
+            cls[k1, u >> 6] |= one << (u & 63)
+            vcls[u] = k1
+            return True
+        if c == 1:
+            for k2 in range(nc):
+                if k2 == k1 or not active[k2]:
+                    continue
+                ok = True
+                for w in range(W):
+                    if cls[k2, w] & adj[wv, w] != 0:
+                        ok = False
+                        break
+                if ok:
+                    cls[k2, wv >> 6] |= one << (wv & 63)
+                    cls[k1, wv >> 6] &= ~(one << (wv & 63))
+                    cls[k1, u >> 6] |= one << (u & 63)
+                    vcls[wv] = k2
+                    vcls[u] = k1
+                    return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, level):
+    """The colour kernel with reasoning over the colour classes before branching.
+
+    At a node with clique X (|X| = ℓ) and candidates P, children need colour
+    k >= kmin = incumbent - ℓ + 1.  First kmin - 1 colour classes are built greedily
+    (BBMC, class at a time, vertex order); the vertices left over would all be
+    branching vertices in MCS/BBMC.  Each of them, in vertex order, is tried:
+
+    * ``level`` 1 and 2 -- Re-NUMBER (Tomita et al.'s MCS; San Segundo's BBMCR):
+      moved into a class below the threshold, directly or by displacing its only
+      neighbour there (:func:`_renumber`);
+    * ``level == 2`` -- then San Segundo et al.'s infra-chromatic test (BBMCX): a
+      class with one neighbour w of the vertex and a class with no common neighbour
+      of both (:func:`_infra`).  As in MoMC, once one vertex must branch the node
+      cannot be pruned, and neither test is tried on the vertices after it;
+    * ``level == 3`` -- MaxSAT reasoning (Li and Quan's IncMaxCLQ, Li, Jiang and
+      Manyà's MoMC): the would-be branching vertices are coloured into new classes;
+      a new class every vertex of which is a failed literal under unit propagation
+      over the classes (:func:`_failed_literal`) is dropped whole, with the union of
+      its vertices' conflict classes frozen, until the first class that cannot be.
+      No Re-NUMBER at this level: measured, it cost more time than it saved nodes.
+
+    The non-branching vertices then have ω <= kmin - 1 (active classes count one each,
+    an inconsistent subset S u {u} or S u K counts |S|), so they can be skipped as children, as
+    the vertices of colour < kmin are in MCS.  The remaining (branching) vertices are
+    coloured greedily with colours kmin, kmin + 1, ... and become children in
+    decreasing colour, each with bound ℓ + its colour, exactly as in ``colour_kernel``.
+    Choices where the papers differ: units are propagated first-found-first (MoMC
+    orders them); propagation stops after 62 forcing steps (the reasons are a 64-bit
+    mask); Re-NUMBER may move the displaced vertex to any other active class; the
+    vertices are tried in vertex order.
+    ``level = 0`` gives the same tree as ``colour_kernel``.
+    """
+    n = adj.shape[0]
+    W = adj.shape[1]
+    P0 = X0 + W
+    cap = stack.shape[0]
+    maxc = max(n, 1)
+    Xs = np.empty(W, np.int64)
+    U = np.empty(W, np.int64)
+    Q = np.empty(W, np.int64)
+    B = np.empty(W, np.int64)
+    order = np.empty(maxc, np.int64)
+    col = np.empty(maxc, np.int64)
+    cls = np.empty((maxc, W), np.int64)
+    M = np.empty(W, np.int64)
+    vcls = np.empty(maxc, np.int64)
+    cnt_k = np.empty(maxc, np.int64)
+    queue = np.empty(maxc + 1, np.int64)
+    inv = np.empty(maxc, np.bool_)
+    fixed = np.empty(maxc, np.bool_)
+    active = np.empty(maxc, np.bool_)
+    forced = np.empty(64, np.int64)
+    stepcls = np.empty(64, np.int64)
+    best = incumbent
+    done = 0
+    one = np.int64(1)
+    while top > 0:
+        if done >= budget:
+            return top, BUDGET, best
+        if top + maxc > cap:
+            return top, GROW, best
+        top -= 1
+        r = top
+        lev = stack[r, LEVEL]
+        if stack[r, BOUND] <= best:
+            continue
+        done += 1
+        counters[NODES] += 1
+        if lev > counters[MAX_DEPTH]:
+            counters[MAX_DEPTH] = lev
+        improved = False
+        if lev > best:
+            best = lev
+            _improve(stack, r, lev, W, solution)
+            improved = True
+        remaining = 0
+        for w in range(W):
+            Xs[w] = stack[r, X0 + w]
+            U[w] = stack[r, P0 + w]
+            remaining += popcount(U[w])
+        kmin = best - lev + 1
+        cnt = 0
+        if remaining >= kmin:
+            # 1. classes 1 .. kmin-1, kept as bitsets
+            nc = 0
+            while remaining > 0 and nc < kmin - 1:
+                for w in range(W):
+                    Q[w] = U[w]
+                    cls[nc, w] = 0
+                for w in range(W):
+                    q = Q[w]
+                    while q != 0:
+                        b = ctz(q)
+                        bit = one << b
+                        v = w * 64 + b
+                        U[w] &= ~bit
+                        cls[nc, w] |= bit
+                        vcls[v] = nc
+                        q &= ~bit
+                        q &= ~adj[v, w]
+                        for w2 in range(w + 1, W):
+                            Q[w2] &= ~adj[v, w2]
+                        remaining -= 1
+                nc += 1
+            # 2. Re-NUMBER / infra-chromatic: move would-be branching vertices to the
+            #    non-branching side one by one
+            for k in range(nc):
+                active[k] = True
+            if remaining > 0 and 1 <= level <= RENUMBER_UPTO and nc > 0:
+                for w in range(W):
+                    B[w] = 0
+                reasoning = True
+                for w in range(W):
+                    q = U[w]
+                    while q != 0:
+                        b = ctz(q)
+                        bit = one << b
+                        q &= ~bit
+                        u = w * 64 + b
+                        placed = False
+                        if reasoning or level != 2:
+                            placed = _renumber(u, adj, cls, nc, active, vcls, W)
+                        if not placed and level == 2 and reasoning:
+                            placed = _infra(u, adj, cls, nc, active, W)
+                        if not placed:
+                            B[w] |= bit
+                            # MoMC: once one vertex must branch the node is not pruned;
+                            # the costly test is not tried on the vertices after it
+                            reasoning = False
+                remaining = 0
+                for w in range(W):
+                    U[w] = B[w]
+                    remaining += popcount(B[w])
+            # 3. the branching vertices: colours nc+1, nc+2, ... (>= kmin).  Level 3
+            #    (MoMC): a new class whose every vertex is a failed literal is dropped
+            #    whole -- the class, with the union of its vertices' conflict classes
+            #    S, is an inconsistent subset (a clique meeting it in u would meet all
+            #    of u's conflict set) -- until the first class that cannot be dropped.
+            k = nc
+            dropping = level >= 3 and nc > 0
+            while remaining > 0:
+                for w in range(W):
+                    Q[w] = U[w]
+                    B[w] = 0
+                for w in range(W):
+                    q = Q[w]
+                    while q != 0:
+                        b = ctz(q)
+                        bit = one << b
+                        v = w * 64 + b
+                        U[w] &= ~bit
+                        B[w] |= bit
+                        q &= ~bit
+                        q &= ~adj[v, w]
+                        for w2 in range(w + 1, W):
+                            Q[w2] &= ~adj[v, w2]
+                        remaining -= 1
+                if dropping:
+                    for k2 in range(nc):
+                        inv[k2] = False
+                    failed = True
+                    for w in range(W):
+                        q = B[w]
+                        while q != 0 and failed:
+                            b = ctz(q)
+                            q &= ~(one << b)
+                            if not _failed_literal(w * 64 + b, adj, cls, nc, active, vcls, M,
+                                                   cnt_k, fixed, queue, forced, stepcls,
+                                                   inv, W):
+                                failed = False
+                        if not failed:
+                            break
+                    if failed:
+                        for k2 in range(nc):
+                            if inv[k2]:
+                                active[k2] = False
+                        continue
+                    dropping = False
+                k += 1
+                for w in range(W):
+                    q = B[w]
+                    while q != 0:
+                        b = ctz(q)
+                        q &= ~(one << b)
+                        order[cnt] = w * 64 + b
+                        col[cnt] = k
+                        cnt += 1
             for w in range(W):
                 U[w] = stack[r, P0 + w]
             for i in range(cnt - 1, -1, -1):
@@ -496,3 +908,111 @@ def permute_rows(adj, order):
                 j = inverse[w * 64 + b]
                 out[i, j >> 6] |= one << (j & 63)
     return out
+
+
+@njit(nogil=True, cache=True)
+def degree_order(adj, n):
+    """Vertices by decreasing degree (ties: smaller index first); position 0 holds the
+    highest degree (MCQ's initial order)."""
+    W = adj.shape[1]
+    key = np.empty(n, np.int64)
+    for v in range(n):
+        d = 0
+        for w in range(W):
+            d += popcount(adj[v, w])
+        key[v] = -d * (n + 1) + v
+    return np.argsort(key)
+
+
+@njit(nogil=True, cache=True)
+def colour_sort_order(adj, n, base):
+    """Colour-sort: greedy-colour G in the order ``base`` (first-fit, vertex at a
+    time), then list the vertices by colour, lowest first, keeping ``base`` order
+    within a colour.  Position 0 starts the first (largest-first) colour class."""
+    W = adj.shape[1]
+    colour = np.zeros(n, np.int64)
+    used = np.zeros((max(n, 1), W), np.int64)   # members of each colour so far
+    one = np.int64(1)
+    for i in range(n):
+        v = base[i]
+        k = 0
+        while True:
+            clash = False
+            for w in range(W):
+                if used[k, w] & adj[v, w] != 0:
+                    clash = True
+                    break
+            if not clash:
+                break
+            k += 1
+        used[k, v >> 6] |= one << (v & 63)
+        colour[v] = k
+    key = np.empty(n, np.int64)
+    for i in range(n):
+        key[i] = colour[base[i]] * (n + 1) + i
+    pos = np.argsort(key)
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        out[i] = base[pos[i]]
+    return out
+
+
+@njit(nogil=True, cache=True)
+def greedy_clique(adj, n, starts, effort):
+    """Initial clique heuristic (run before the exact search; its clique is the first
+    incumbent).  From each of the first ``starts`` vertices (in the search's vertex
+    numbering, i.e. the densest part of the ordering first), grow a clique greedily,
+    always adding the candidate with the most neighbours among the remaining
+    candidates (dynamic degree, as in the initial heuristics of MCS-era solvers; MoMC
+    uses static degree).  The result is maximal.  ``effort`` caps the total number of
+    candidate evaluations (word operations / W), so the heuristic stays a small share
+    of the search.  Returns the best clique's vertices."""
+    W = adj.shape[1]
+    P = np.empty(W, np.int64)
+    cur = np.empty(max(n, 1), np.int64)
+    best = np.empty(max(n, 1), np.int64)
+    nbest = 0
+    spent = 0
+    one = np.int64(1)
+    for s in range(min(starts, n)):
+        if spent > effort:
+            break
+        # a start whose degree cannot beat the best clique is skipped
+        deg = 0
+        for w in range(W):
+            P[w] = adj[s, w]
+            deg += popcount(P[w])
+        if deg + 1 <= nbest:
+            continue
+        size = 1
+        cur[0] = s
+        while True:
+            pick = -1
+            pbest = -1
+            for w in range(W):
+                q = P[w]
+                while q != 0:
+                    b = ctz(q)
+                    q &= ~(one << b)
+                    v = w * 64 + b
+                    d = 0
+                    for w2 in range(W):
+                        d += popcount(P[w2] & adj[v, w2])
+                    spent += 1
+                    if d > pbest:
+                        pbest = d
+                        pick = v
+            if pick < 0:
+                break
+            cur[size] = pick
+            size += 1
+            for w in range(W):
+                P[w] &= adj[pick, w]
+            if size + pbest <= nbest:
+                break           # cannot beat the best any more (not maximal: dropped)
+        if size > nbest:
+            # only reached with a maximal clique: a cut-off one has size <= nbest
+            nbest = size
+            for i in range(size):
+                best[i] = cur[i]
+    return best[:nbest].copy()

@@ -16,9 +16,22 @@ Modes (``mode=``):
                      ENUMERATE).  In a graph with no vertex the empty clique is the
                      one maximal clique.
 
-Bounds (``bound=``, max/decide): ``"colour"`` (default; MCS/BBMC style on a
-degeneracy order), or the seed's ``"greedy"``, ``"sampling"``, ``"size"`` in the
-natural order 0 < 1 < ... < n-1 (seed §2.1).
+Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"maxsat"`` on graphs of
+density >= 0.7 and ``"colour"`` below (measured, benchmarks/RESULTS.md); the MCS family
+on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"``
+(colour plus Tomita's Re-NUMBER), ``"infra"`` (recolour plus San Segundo's
+infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
+reasoning that drops whole colour classes, IncMaxCLQ / MoMC); or the seed's
+``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
+§2.1).  See :mod:`problems.clique.kernels`; benchmarks/RESULTS.md measures them.
+
+Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
+removal), ``"degree"`` (decreasing degree) or ``"colour-sort"`` (greedy colour classes
+of the degeneracy order, lowest colour first).  Initial clique (``heuristic=``, max
+mode; the default for the MCS family, ``"none"`` for the seed's bounds): ``"greedy"``
+grows a clique from every vertex in turn (dynamic degree, capped work) before the
+search; the clique, checked by the independent verifier, is the first incumbent and
+the answer when the search finds nothing larger, so the result stays exact; ``"none"`` starts from the empty clique (the seed's ``OptSize <- 0``).
 
 >>> from engine.solve import solve
 >>> from problems.clique.generators import seed_figure_1_1
@@ -39,7 +52,19 @@ from .model import CliqueInputError, Graph, bitset_to_indices, words_for
 from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")
-BOUNDS = ("colour", "greedy", "sampling", "size")
+#: the MCS-family bounds (vertex order + colouring kernels), the default first
+FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat")
+#: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY,
+#: ``colour`` below: measured in benchmarks/RESULTS.md (issue 14), the MaxSAT reasoning
+#: pays for its cost per node on dense graphs and not on sparse ones
+BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
+AUTO_MAXSAT_DENSITY = 0.7
+#: reasoning level of :func:`kernels.reason_kernel` per bound
+REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3}
+ORDERS = ("degeneracy", "degree", "colour-sort")
+HEURISTICS = ("greedy", "none")
+#: cap on the initial heuristic's work (candidate evaluations of W words each)
+HEURISTIC_EFFORT = 2_000_000
 
 
 class CliqueProblem(Problem):
@@ -49,7 +74,7 @@ class CliqueProblem(Problem):
     extra_counters = (("max_depth", "max"),)
 
     def __init__(self, graph: Graph, mode: str = "max", k: int | None = None,
-                 bound: str = "colour"):
+                 bound: str = "auto", order: str = "degeneracy", heuristic: str | None = None):
         if not isinstance(graph, Graph):
             if hasattr(graph, "nodes") and hasattr(graph, "edges"):
                 graph = Graph.from_networkx(graph)      # networkx in, labels out
@@ -62,6 +87,17 @@ class CliqueProblem(Problem):
         bound = {"color": "colour"}.get(bound, bound)
         if bound not in BOUNDS:
             raise CliqueInputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
+        if bound == "auto":
+            bound = "maxsat" if graph.density() >= AUTO_MAXSAT_DENSITY else "colour"
+        if order not in ORDERS:
+            raise CliqueInputError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+        if heuristic is None:
+            # the seed's bounds keep the seed's start (OptSize <- 0): their node counts
+            # are the seed's tables' analogue
+            heuristic = "greedy" if bound in FAST_BOUNDS else "none"
+        if heuristic not in HEURISTICS:
+            raise CliqueInputError(f"unknown heuristic {heuristic!r}; expected one of "
+                                   f"{', '.join(HEURISTICS)}")
         if mode == "decide":
             if k is None:
                 raise CliqueInputError("mode decide needs --k K, the clique size to find")
@@ -70,6 +106,8 @@ class CliqueProblem(Problem):
         self.graph = graph
         self.clique_mode = mode
         self.bound = bound
+        self.order_name = order
+        self.heuristic = heuristic
         self.k = None if k is None else int(k)
         self.mode = {"max": Mode.OPTIMISE, "decide": Mode.DECIDE}.get(mode, Mode.ENUMERATE)
         self.target = self.k if mode == "decide" else None
@@ -79,9 +117,8 @@ class CliqueProblem(Problem):
         self.row_width = 2 + (3 if mode == "count-maximal" else 2) * W
         self.max_children = max(n, 1)
         self.solution_size = 1 + W
-        if mode in ("max", "decide") and bound == "colour":
-            self.order = kernels.degeneracy_order(graph.rows.view(np.int64), n) if n else \
-                np.zeros(0, np.int64)
+        if mode in ("max", "decide") and bound in FAST_BOUNDS:
+            self.order = vertex_order(graph, order)
             self.adj = graph.permuted(self.order).view(np.int64)
         else:
             self.order = np.arange(n, dtype=np.int64)
@@ -90,6 +127,13 @@ class CliqueProblem(Problem):
             self.classes = kernels.greedy_colour_classes(self.adj, n)
         else:
             self.classes = np.zeros((1, W), np.int64)
+        # the initial clique (max mode): vertices in the kernel's numbering
+        self.start_clique = np.zeros(0, np.int64)
+        if mode == "max" and heuristic == "greedy" and n:
+            self.start_clique = kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)
+            # checked by the independent verifier before it may prune anything
+            check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),
+                         maximal=True)
 
     # -- engine contract --------------------------------------------------------------
     @property
@@ -100,11 +144,15 @@ class CliqueProblem(Problem):
             return kernels.count_maximal_kernel
         if self.bound == "colour":
             return kernels.colour_kernel
+        if self.bound in REASON_LEVEL:
+            return kernels.reason_kernel
         return kernels.seed_kernel
 
     def kernel_data(self) -> tuple:
         if self.kernel is kernels.seed_kernel:
             return (self.adj, np.int64(kernels.SEED_BOUNDS[self.bound]), self.classes)
+        if self.kernel is kernels.reason_kernel:
+            return (self.adj, np.int64(REASON_LEVEL[self.bound]))
         return (self.adj,)
 
     def root_frontier(self) -> np.ndarray:
@@ -123,10 +171,13 @@ class CliqueProblem(Problem):
     def initial_incumbent(self) -> int:
         if self.mode is Mode.DECIDE:
             return self.k - 1
-        return 0
+        return len(self.start_clique)
 
     def initial_solution(self):
-        return [] if self.mode is Mode.OPTIMISE else None
+        return self._labels(self.start_clique) if self.mode is Mode.OPTIMISE else None
+
+    def _labels(self, vertices) -> list:
+        return self.graph.labelled(sorted(int(v) for v in self.order[np.asarray(vertices, np.int64)]))
 
     def row_bounds(self, rows: np.ndarray) -> np.ndarray:
         """The bound each row carries (ℓ + colours, or the parent's M)."""
@@ -151,4 +202,20 @@ class CliqueProblem(Problem):
         g = self.graph
         return {"problem": "clique", "graph": g.name, "n": g.n, "m": g.m,
                 "density": round(g.density(), 6), "clique_mode": self.clique_mode,
-                "bound": self.bound if self.mode is not Mode.ENUMERATE else None, "k": self.k}
+                "bound": self.bound if self.mode is not Mode.ENUMERATE else None, "k": self.k,
+                "order": self.order_name if self.bound in FAST_BOUNDS else "natural",
+                "initial_clique": len(self.start_clique)}
+
+
+def vertex_order(graph: Graph, order: str) -> np.ndarray:
+    """The vertex order of the MCS-family kernels: position i holds the vertex renamed i."""
+    n = graph.n
+    if n == 0:
+        return np.zeros(0, np.int64)
+    rows = graph.rows.view(np.int64)
+    if order == "degree":
+        return kernels.degree_order(rows, n)
+    dgn = kernels.degeneracy_order(rows, n)
+    if order == "colour-sort":
+        return kernels.colour_sort_order(rows, n, dgn)
+    return dgn

@@ -19,6 +19,12 @@ from engine.problem import BUDGET, EMPTY, GROW, N_ENGINE_COUNTERS, NODES, SOLUTI
 
 M32 = 0xFFFFFFFF
 
+# SHA-1 initial state and round constants as uint32 (the UTS kernel's fast path)
+H0, H1, H2, H3, H4 = (np.uint32(0x67452301), np.uint32(0xEFCDAB89), np.uint32(0x98BADCFE),
+                      np.uint32(0x10325476), np.uint32(0xC3D2E1F0))
+K0, K1, K2, K3 = (np.uint32(0x5A827999), np.uint32(0x6ED9EBA1), np.uint32(0x8F1BBCDC),
+                  np.uint32(0xCA62C1D6))
+
 # tree types and geometric shapes (UTS 2.1 numbering)
 BIN, GEO, HYBRID, BALANCED = 0, 1, 2, 3
 LINEAR, EXPDEC, CYCLIC, FIXED = 0, 1, 2, 3
@@ -153,18 +159,56 @@ def num_children(height, rand31, p_vec):
     return n
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _rotl32(x, n):
+    """32-bit rotate on uint32 (the truncation lets LLVM emit one rotate)."""
+    return np.uint32((x << np.uint32(n)) | (x >> np.uint32(32 - n)))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _expand32(w):
+    """SHA-1 message schedule in place on uint32: w[16:80] from w[:16]."""
+    for t in range(16, 80):
+        w[t] = _rotl32(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)
+
+
+@njit(nogil=True, cache=True)
+def _child_index_schedule(itab, start, stop):
+    """Rows ``start..stop-1`` of the child-index table: the SHA-1 schedule of the
+    message whose only non-zero word is w[5] = i (the child index)."""
+    for i in range(start, stop):
+        for t in range(16):
+            itab[i, t] = 0
+        itab[i, 5] = i
+        _expand32(itab[i])
+
+
 @njit(nogil=True, cache=True)
 def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec):
     """Advance the UTS depth-first traversal by at most ``budget`` nodes.
 
     Every expanded node is counted (``NODES`` and ``SOLUTIONS``: in UTS every node is
-    what is enumerated), leaves and the largest height are tracked."""
+    what is enumerated), leaves and the largest height are tracked.
+
+    SHA-1 per child, the work UTS measures, is split along what changes between
+    siblings.  A child's message is parent state (w[0..4]) | i (w[5]) | padding
+    (w[6], w[15]).  The message schedule is linear over GF(2) (XORs and rotations), so
+    schedule(message) = schedule(parent part) XOR schedule(i part): the parent part is
+    expanded once per parent, the i part once per index into a table kept across the
+    chunk (``itab``, grown on demand), and a child's word t is one XOR.  Rounds 0-4 read
+    only w[0..4], identical for all siblings, so they also run once per parent.  The
+    remaining 75 rounds run on uint32 locals (each result truncated to 32 bits, so
+    LLVM emits 32-bit adds and rotates as the C code does).  No allocation
+    per node; the digests are bit-identical to UTS's BRG SHA-1 (tree sizes unchanged).
+    """
     cap = stack.shape[0]
-    w = np.zeros(80, dtype=np.int64)
-    digest = np.zeros(5, dtype=np.int64)
     max_kids = MAXNUMCHILDREN
     if int(p_vec[P_TYPE]) == BIN or int(p_vec[P_TYPE]) == BALANCED:
         max_kids = max(MAXNUMCHILDREN, int(math.ceil(p_vec[P_B0])))
+    pw = np.zeros(80, dtype=np.uint32)             # the parent part's schedule
+    itab = np.empty((max_kids + 1, 80), dtype=np.uint32)
+    ready = min(max_kids + 1, 64)
+    _child_index_schedule(itab, 0, ready)
     done = 0
     leaves = 0
     maxdepth = counters[MAXDEPTH]
@@ -190,25 +234,79 @@ def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec):
         if n == 0:
             leaves += 1
             continue
+        if n > ready:
+            _child_index_schedule(itab, ready, n)
+            ready = n
+        pw[0] = h0
+        pw[1] = h1
+        pw[2] = h2
+        pw[3] = h3
+        pw[4] = h4
+        pw[6] = 0x80000000
+        pw[15] = 192
+        _expand32(pw)
+        # rounds 0-4: shared by all siblings
+        a = H0
+        b = H1
+        c = H2
+        d = H3
+        e = H4
+        for t in range(5):
+            tmp = np.uint32(_rotl32(a, 5) + ((b & c) | ((~b) & d)) + e + pw[t] + K0)
+            e = d
+            d = c
+            c = _rotl32(b, 30)
+            b = a
+            a = tmp
+        a5 = a
+        b5 = b
+        c5 = c
+        d5 = d
+        e5 = e
+        hb = height + 1
         for i in range(n):
-            w[0] = h0
-            w[1] = h1
-            w[2] = h2
-            w[3] = h3
-            w[4] = h4
-            w[5] = i
-            w[6] = 0x80000000
-            for j in range(7, 15):
-                w[j] = 0
-            w[15] = 192
-            sha1_block(w, digest)
+            wi = itab[i]
+            a = a5
+            b = b5
+            c = c5
+            d = d5
+            e = e5
+            for t in range(5, 20):
+                tmp = np.uint32(_rotl32(a, 5) + ((b & c) | ((~b) & d)) + e + (pw[t] ^ wi[t]) + K0)
+                e = d
+                d = c
+                c = _rotl32(b, 30)
+                b = a
+                a = tmp
+            for t in range(20, 40):
+                tmp = np.uint32(_rotl32(a, 5) + (b ^ c ^ d) + e + (pw[t] ^ wi[t]) + K1)
+                e = d
+                d = c
+                c = _rotl32(b, 30)
+                b = a
+                a = tmp
+            for t in range(40, 60):
+                tmp = np.uint32(_rotl32(a, 5) + ((b & c) | (b & d) | (c & d)) + e
+                                + (pw[t] ^ wi[t]) + K2)
+                e = d
+                d = c
+                c = _rotl32(b, 30)
+                b = a
+                a = tmp
+            for t in range(60, 80):
+                tmp = np.uint32(_rotl32(a, 5) + (b ^ c ^ d) + e + (pw[t] ^ wi[t]) + K3)
+                e = d
+                d = c
+                c = _rotl32(b, 30)
+                b = a
+                a = tmp
             row = top + i
-            stack[row, 0] = height + 1
-            stack[row, 1] = digest[0]
-            stack[row, 2] = digest[1]
-            stack[row, 3] = digest[2]
-            stack[row, 4] = digest[3]
-            stack[row, 5] = digest[4]
+            stack[row, 0] = hb
+            stack[row, 1] = np.int64(np.uint32(H0 + a))
+            stack[row, 2] = np.int64(np.uint32(H1 + b))
+            stack[row, 3] = np.int64(np.uint32(H2 + c))
+            stack[row, 4] = np.int64(np.uint32(H3 + d))
+            stack[row, 5] = np.int64(np.uint32(H4 + e))
         top += n
     if status == BUDGET and top == 0:
         status = EMPTY

@@ -1,0 +1,160 @@
+"""The MCS-family bounds (colour, recolour, infra, maxsat), the vertex orders and the
+initial clique heuristic: every combination against networkx and the DIMACS files."""
+import functools
+import os
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from engine.solve import solve
+from problems.clique import CliqueProblem, check_clique, gnp, read_dimacs
+from problems.clique import kernels as K
+from problems.clique.problem import FAST_BOUNDS, HEURISTICS, ORDERS
+
+DATA = Path(__file__).parent / "data"
+
+
+@functools.lru_cache(maxsize=None)
+def case(n, p, s):
+    g = gnp(n, p, seed=s)
+    G = g.to_networkx()
+    return g, G, max((len(c) for c in nx.find_cliques(G)), default=0)
+
+
+def cases(count, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(count):
+        p = float(rng.choice([0.1, 0.3, 0.5, 0.7, 0.85, 0.95]))
+        # dense graphs stay small: networkx enumerates every maximal clique
+        n = int(rng.integers(1, 110 if p < 0.6 else 48))
+        out.append((n, p, 1000 + s))
+    return out
+
+
+@pytest.mark.parametrize("bound", FAST_BOUNDS)
+def test_every_order_and_heuristic_finds_networkx_omega(bound):
+    for n, p, s in cases(70, 14):
+        g, G, omega = case(n, p, s)
+        for order in ORDERS:
+            for heuristic in HEURISTICS:
+                r = solve(CliqueProblem(g, bound=bound, order=order, heuristic=heuristic),
+                          backend="sequential")
+                assert r.status == "optimal" and r.objective == omega, (n, p, s, order, heuristic)
+                assert r.verified and len(r.solution) == omega
+                sub = G.subgraph(r.solution)
+                assert sub.number_of_edges() == omega * (omega - 1) // 2
+
+
+def test_bounds_agree_on_wider_graphs_and_reasoning_prunes():
+    # 2-5 words per bitset; the reasoning bounds never expand more nodes than the plain
+    # colour bound on these graphs (measured, not a theorem: the incumbent can come later)
+    for n, p, s in [(150, 0.6, 1), (200, 0.5, 2), (260, 0.4, 3), (120, 0.8, 4)]:
+        g = gnp(n, p, seed=s)
+        res = {b: solve(CliqueProblem(g, bound=b, heuristic="none"), backend="sequential")
+               for b in FAST_BOUNDS}
+        assert len({r.objective for r in res.values()}) == 1, {b: r.objective for b, r in res.items()}
+        assert res["maxsat"].nodes <= res["colour"].nodes
+        assert res["recolour"].nodes <= res["colour"].nodes
+
+
+@pytest.mark.parametrize("line", (DATA / "omega.tsv").read_text().splitlines()[1:])
+def test_dimacs_files_every_bound(line):
+    name, n, m, omega = line.split("\t")
+    g = read_dimacs(DATA / f"{name}.clq")
+    nodes = {}
+    for bound in FAST_BOUNDS:
+        r = solve(CliqueProblem(g, bound=bound), backend="sequential")
+        assert r.objective == int(omega) and r.verified, (name, bound)
+        nodes[bound] = r.nodes
+    assert all(v >= 1 for v in nodes.values())
+
+
+def test_count_maximal_and_count_ignore_the_bound_choice():
+    g = gnp(60, 0.4, seed=3)
+    want = sum(1 for _ in nx.find_cliques(g.to_networkx()))
+    for bound in FAST_BOUNDS:
+        r = solve(CliqueProblem(g, mode="count-maximal", bound=bound), backend="sequential")
+        assert r.count == want
+    want_all = 1 + sum(1 for _ in nx.enumerate_all_cliques(g.to_networkx()))
+    assert solve(CliqueProblem(g, mode="count", bound="maxsat"), backend="sequential").count == want_all
+
+
+@pytest.mark.parametrize("bound", FAST_BOUNDS)
+def test_decide_with_every_bound(bound):
+    for n, p, s in cases(25, 15):
+        g, G, omega = case(n, p, s)
+        for k in {1, max(1, omega), omega + 1}:
+            r = solve(CliqueProblem(g, mode="decide", k=k, bound=bound), backend="sequential")
+            assert (r.status == "found") == (k <= omega), (n, p, s, k)
+            if r.status == "found":
+                assert len(r.solution) >= k and r.verified
+
+
+def test_initial_clique_is_a_verified_maximal_clique_and_the_answer_when_optimal():
+    g = read_dimacs(DATA / "san200_0.9_1.clq")
+    problem = CliqueProblem(g)                        # greedy heuristic by default
+    start = problem.initial_solution()
+    assert check_clique(g, start, size=len(start), maximal=True)
+    assert problem.initial_incumbent() == len(start)
+    r = solve(problem, backend="sequential")
+    assert r.status == "optimal" and r.objective == 70 and r.verified
+    # san200_0.9_1: the heuristic finds the planted 70-clique, the search only proves it
+    assert len(start) == 70 and r.nodes <= 10
+    none = CliqueProblem(g, heuristic="none")
+    assert none.initial_incumbent() == 0 and none.initial_solution() == []
+
+
+def test_heuristic_clique_is_maximal_on_random_graphs():
+    for n, p, s in cases(40, 16):
+        g, G, omega = case(n, p, s)
+        adj = g.rows.view(np.int64)
+        vs = [int(v) for v in K.greedy_clique(adj, g.n, g.n, 10 ** 6)]
+        if g.n == 0:
+            assert vs == []
+            continue
+        assert check_clique(g, g.labelled(sorted(vs)), size=len(vs), maximal=True)
+        assert len(vs) <= omega
+
+
+def test_orders_are_permutations():
+    g = gnp(150, 0.3, seed=8)
+    rows = g.rows.view(np.int64)
+    dgn = K.degeneracy_order(rows, g.n)
+    for order in (dgn, K.degree_order(rows, g.n), K.colour_sort_order(rows, g.n, dgn)):
+        assert sorted(order.tolist()) == list(range(g.n))
+    deg = [int(sum(bin(int(w) & (2 ** 64 - 1)).count("1") for w in r)) for r in rows]
+    by_degree = K.degree_order(rows, g.n)
+    assert all(deg[by_degree[i]] >= deg[by_degree[i + 1]] for i in range(g.n - 1))
+
+
+def test_problem_rejects_unknown_order_and_heuristic():
+    from problems.clique import CliqueInputError
+    g = gnp(10, 0.5, seed=1)
+    with pytest.raises(CliqueInputError, match="order"):
+        CliqueProblem(g, order="random")
+    with pytest.raises(CliqueInputError, match="heuristic"):
+        CliqueProblem(g, heuristic="tabu")
+
+
+def _peers_present():
+    try:
+        from benchmarks.bench_peers import find_peers
+    except ImportError:
+        return False
+    peers = find_peers()
+    return bool(peers["glasgow"]) and bool(peers["momc"])
+
+
+@pytest.mark.skipif(not _peers_present(), reason="native peers not built "
+                    "(see benchmarks/bench_peers.py; $STEALSEARCH_PEERS)")
+def test_peer_benchmark_quick_mode_agrees_with_the_peers(tmp_path):
+    from benchmarks.bench_peers import main
+    rows = main(["--quick", "--runs", "1", "--no-uts", "--only", "brock200_2", "keller4",
+                 "--out", str(tmp_path / "peers.md")])
+    assert [r["instance"] for r in rows] == ["brock200_2", "keller4"]
+    for r in rows:                                   # main() raises if any ω disagreed
+        assert r["glasgow"]["omega"] == r["momc"]["omega"] == r["colour"]["omega"]
+    assert "glasgow" in (tmp_path / "peers.md").read_text()
