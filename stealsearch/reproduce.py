@@ -642,13 +642,13 @@ def build_liquid(ctx: Context) -> None:
     f5.savefig(ctx.png("fig5"), dpi=90)
     plt.close(f5)
     f6, ax = plt.subplots(figsize=(7, 4))
-    xs = range(len(cls))
+    xs = [fig(r, "index") for r in cls]
     ax.plot(xs, [fig(r, "liquid_throughput") for r in cls], "-", color="0.6",
             label="liquid throughput")
     ax.plot(xs, [fig(r, "schedule_throughput") or float("nan") for r in cls], "k.",
             label="liquid schedule found")
     ax.plot(xs, [fig(r, "round_robin_throughput") for r in cls], "rx", label="round robin")
-    ax.set_xlabel("sub-topologies sorted by nodes, then liquid throughput")
+    ax.set_xlabel("sub-topology (class 1..362: sorted by nodes, then liquid throughput)")
     ax.set_ylabel("MB/s")
     ax.set_title("Figs. 6 and 9: liquid vs round robin")
     ax.legend(fontsize=8)
