@@ -318,6 +318,9 @@ def _g(x, nd: int = 3) -> str:
 
 # -- seed 003: maximum clique ------------------------------------------------------------
 
+#: the smallest 1 -> 2 thread speed-up of Tables 4.1-4.3 (87.435 s / 61.691 s = 1.42x, G(250,
+#: .50)) less 15%: the least a run must show to match "time decreases as threads increase"
+MIN_SPEEDUP = 1.2
 #: the paper's Fig. 1.1 answer and clique count (seed 003 §1.1)
 FIG_1_1_CLIQUE, FIG_1_1_CLIQUES = [1, 2, 4, 5], 22
 
@@ -431,7 +434,7 @@ def build_clique(ctx: Context) -> None:
     if not speed:
         ctx.claim("Tables 4.1-4.3: time decreases as threads increase (1 -> 2 threads)",
                   "1.4x-4.8x faster on 2 threads than 1 (e.g. 368.2 s -> 76.4 s at 1000/.20)",
-                  "no 1- and 2-worker pair", "speed-up > 1 on the largest graph", None,
+                  "no 1- and 2-worker pair", f"speed-up >= {MIN_SPEEDUP} on the largest graph", None,
                   f"this run used {ctx.mode} execution: no multi-worker rows")
     else:
         big = max(speed, key=lambda x: x[3])
@@ -439,8 +442,9 @@ def build_clique(ctx: Context) -> None:
                   "1.4x-4.8x faster on 2 threads than 1 (e.g. 368.2 s -> 76.4 s at 1000/.20)",
                   "speed-up t(1 worker)/t(2 workers): " + ", ".join(
                       f"{n}/{p} {s:.2f}x" for n, p, s, _ in speed),
-                  "speed-up > 1 on the largest graph (the one with the longest 1-worker time)",
-                  big[2] > 1.0,
+                  f"speed-up >= {MIN_SPEEDUP} on the largest graph (the one with the longest "
+                  "1-worker time): the paper's smallest 1 -> 2 thread speed-up, 1.42x, less 15%",
+                  big[2] >= MIN_SPEEDUP,
                   f"{big[0]}/{big[1]} ({big[3]:.3f} s on 1 worker): {big[2]:.2f}x; "
                   "the machine has 2 shared cores and the quick graphs take milliseconds, "
                   "where start-up and stealing overheads dominate" if ctx.quick else
