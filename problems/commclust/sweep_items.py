@@ -59,7 +59,8 @@ commclust.warmup = _warmup
 def commclust_curve(*, table: str, seed: int = 0) -> dict:
     """The whole dendrogram of one example table (``cg8`` = the paper's Table 1) and its
     G_c curve: for every partition (N clusters down to 1) the number of clusters, the
-    sorted cluster sizes and G_c (NaN for one cluster), and the best partition.
+    sorted cluster sizes and G_c (NaN for one cluster), and the best partition.  ``seed``
+    is the tie-break seed and, for the random examples (``isN``, ``epN``), the table's seed.
 
     >>> r = commclust_curve(table="cg8")
     >>> r["best_n_clusters"], r["best_sizes"]
