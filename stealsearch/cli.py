@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "problems.commclust.cli",
     "problems.twolevel.cli",
     "stealsearch.sweep",
+    "stealsearch.reproduce",
 )
 
 

@@ -54,3 +54,36 @@ def _warmup() -> None:
 
 
 commclust.warmup = _warmup
+
+
+def commclust_curve(*, table: str, seed: int = 0) -> dict:
+    """The whole dendrogram of one example table (``cg8`` = the paper's Table 1) and its
+    G_c curve: for every partition (N clusters down to 1) the number of clusters, the
+    sorted cluster sizes and G_c (NaN for one cluster), and the best partition.  ``seed``
+    is the tie-break seed and, for the random examples (``isN``, ``epN``), the table's seed.
+
+    >>> r = commclust_curve(table="cg8")
+    >>> r["best_n_clusters"], r["best_sizes"]
+    (2, [4, 4])
+    """
+    from .algorithms import cluster_table
+    from .generators import example_table
+    from .model import canonical_partition, validate_table
+    from .quality import quality_curve
+
+    t = validate_table(example_table(table, seed=seed))
+    dend = cluster_table(t, seed=seed, validated=True)
+    curve = quality_curve(t, dend, validated=True)
+    best = curve.best_index()
+    parts = [canonical_partition(dend.partition(i)) for i in range(dend.n)]
+    return {"n_processes": dend.n,
+            "n_clusters": [int(x) for x in curve.n_clusters],
+            "G_c": [None if math.isnan(g) else float(g) for g in curve.G_c],
+            "sizes": [sorted((len(c) for c in p), reverse=True) for p in parts],
+            "partitions": [[list(map(int, c)) for c in p] for p in parts],
+            "best_n_clusters": int(curve.n_clusters[best]),
+            "best_sizes": sorted((len(c) for c in parts[best]), reverse=True),
+            "best_G_c": float(curve.G_c[best])}
+
+
+commclust_curve.warmup = _warmup

@@ -56,3 +56,35 @@ def _warmup() -> None:
 
 
 hrelation.warmup = _warmup
+
+
+def hrelation_cycles(*, k: int, h: int, algorithm: str = "forwarding") -> dict:
+    """One schedule of the lower-bound family of §3.3 (P = 3k PEs in k directed 3-cycles,
+    h/2 packets per message), verified by the simulator, with the family's lower bound
+    for schedules with forwarding (6h/5 for even P).
+
+    >>> r = hrelation_cycles(k=2, h=20, algorithm="direct")
+    >>> r["length_over_h"]
+    1.5
+    """
+    from .algorithms import ALGORITHMS, upper_bound
+    from .bounds import load_lower_bound, three_cycle_lower_bound
+    from .generators import three_cycle_family
+    from .verify import verify_schedule
+
+    if algorithm not in ALGORITHMS:
+        raise HRelationInputError(f"unknown algorithm {algorithm!r}; expected one of "
+                                  f"{', '.join(ALGORITHMS)}")
+    m = three_cycle_family(k, h)
+    schedule = ALGORITHMS[algorithm](m)
+    report = verify_schedule(schedule, m)
+    if not report.ok:
+        raise SolutionError(f"{algorithm}: schedule fails verification: "
+                            f"{(report.errors or ['?'])[0]}")
+    load = load_lower_bound(m)
+    return {"P": 3 * k, "load": load, "length": schedule.length,
+            "length_over_h": schedule.length / h, "bound": upper_bound(algorithm, m),
+            "family_lower_bound": three_cycle_lower_bound(3 * k, h), "verified": True}
+
+
+hrelation_cycles.warmup = _warmup

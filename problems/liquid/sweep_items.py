@@ -69,3 +69,55 @@ def _warmup() -> None:
 
 
 liquid.warmup = _warmup
+
+
+def liquid_model(*, allocation: str | list) -> dict:
+    """The model figures of one Swiss-T1 all-to-all traffic, no search: transfers,
+    edges of the congestion graph (pairs of transfers sharing a link; Annex), duration
+    and liquid throughput.
+
+    >>> liquid_model(allocation="1 1 0 0 0 0 0 0")["transfers"]
+    4
+    """
+    from .topology import swiss_t1
+
+    t1 = swiss_t1()
+    x = t1.all_to_all(t1.check_allocation(_allocation(allocation)))
+    return {"nodes": int(sum(_allocation(allocation))), "transfers": x.size,
+            "congestion_edges": len(x.congestion_edges()), "duration": x.duration(),
+            "liquid_throughput": x.liquid_throughput()}
+
+
+_CLASSES: list = []
+
+
+def _classes() -> list:
+    if not _CLASSES:
+        from .study import equivalence_classes
+
+        _CLASSES.extend(equivalence_classes())
+    return _CLASSES
+
+
+def liquid_class(*, index: int, node_limit: int = 2_000_000) -> dict:
+    """One of the 363 Swiss-T1 sub-topologies (:mod:`problems.liquid.study`; index 0 is
+    the empty allocation, 1..362 are searched), on the axis of Figs. 6 and 9: its
+    representative's liquid throughput, round robin, and the liquid-schedule search."""
+    from .study import evaluate_allocation
+
+    classes = _classes()
+    if not 0 < int(index) < len(classes):
+        raise LiquidInputError(f"class index must be in 1..{len(classes) - 1}, got {index}")
+    c = classes[int(index)]
+    r = evaluate_allocation(c["representative"], node_limit=node_limit)
+    return {"classes": len(classes), "allocation": " ".join(map(str, c["representative"])),
+            "members": c["members"], "nodes": r["nodes"], "transfers": r["transfers"],
+            "duration": r["duration"], "liquid_throughput": r["liquid_throughput"],
+            "round_robin_steps": r["round_robin_steps"],
+            "round_robin_throughput": r["round_robin_throughput"],
+            "status_schedule": r["status"], "length": r["length"],
+            "schedule_throughput": r["schedule_throughput"], "search_nodes": r["search_nodes"],
+            "search_seconds": r["search_seconds"]}
+
+
+liquid_class.warmup = _warmup

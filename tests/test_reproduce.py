@@ -1,0 +1,112 @@
+"""``stealsearch reproduce``: every seed's --quick report is written from its sweep table,
+names machine, date and commit, has one verdict line per claim, and the claims that must
+hold here (exact numbers of the papers) say "matched"."""
+import re
+
+import pytest
+
+from stealsearch.cli import main
+from stealsearch.reproduce import GRIDS, REPRODUCE_KINDS, SEEDS, reproduce
+
+VERDICT = re.compile(r"^- \*\*C(\d+)\*\* (.+): \*\*(matched|not reproduced)\*\*\. Paper: .+\. "
+                     r"Measured: .+\. Tolerance: .+\.", re.M)
+
+#: claims (a distinctive start of the claim text) that must be matched in --quick mode
+MUST = {
+    "000": ["Fig. 1: 25 transfers", "Annex: the 32-node Swiss-T1", "§2: the 5^8 allocations",
+            "Fig. 9: the computed liquid schedule"],
+    "001": ["§2-§4: every schedule meets", "§3.3 lower-bound family", "§3.3: with forwarding"],
+    "002": ["Table 2: the dendrogram", "Fig. 1: the best partition of CG with 8",
+            "Fig. 2: the best partition of CG with 16", "Fig. 3: the best partition of CG with 32"],
+    "003": ["Fig. 1.1: the only maximum clique", "§1.2: a clique of b = 7 blocks",
+            "§1.2, Figs. 1.2-1.3"],
+    "004": ["Theorem 1: 2LVDSOPT's makespan", "Table 1 / Fig. 4"],
+}
+
+
+def _check_report(out, seed, result):
+    pkg = SEEDS[seed]
+    report = out / f"{seed}_{pkg}.md"
+    assert result["report"] == str(report) and report.exists()
+    text = report.read_text()
+    for field in ("- Machine: ", "- Date: ", "- Commit: "):
+        assert field in text
+    assert re.search(r"- Date: \d{4}-\d\d-\d\d \d\d:\d\d UTC", text)
+    assert re.search(r"- Commit: ([0-9a-f]{40}(-dirty)?|unknown)", text)
+    lines = VERDICT.findall(text)
+    assert len(lines) == len(result["claims"]) > 0
+    verdicts = {claim: verdict for _, claim, verdict in lines}
+    for start in MUST[seed]:
+        hits = [v for c, v in verdicts.items() if c.startswith(start)]
+        assert hits == ["matched"], (start, verdicts)
+    assert result["plots"], "no plot"
+    for p in result["plots"]:
+        data = open(p, "rb").read(8)
+        assert data == b"\x89PNG\r\n\x1a\n"
+        assert f"]({p.rsplit('/', 1)[-1]})" in text          # linked from the report
+    # everything written is inside OUT and named by the reproducer
+    written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    mine = {f"{seed}_{pkg}.md"} | {p.rsplit("/", 1)[-1] for p in result["plots"]}
+    own = {w for w in written if w in mine or w.startswith(f"{seed}_")}
+    assert own == mine
+    return text
+
+
+@pytest.mark.parametrize("seed", ["000", "001", "002", "004"])
+def test_quick_report_of_each_seed_sequential(tmp_path, capsys, seed):
+    assert main(["reproduce", seed, "--quick", "--sequential", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert f"report {tmp_path / (seed + '_' + SEEDS[seed] + '.md')}" in printed
+    result = reproduce(seed, tmp_path, quick=True)          # resumes: nothing runs again
+    _check_report(tmp_path, seed, result)
+    table = (tmp_path / "tables" / "sequential").glob("*.csv")
+    assert len(list(table)) == 1
+
+
+def test_quick_clique_report_on_workers(tmp_path, cluster4):
+    """Seed 003 on 1 and 2 Dask workers: the node counts and ω claims are decided, the
+    examples are matched; Tables 4.1-4.5's rows come from multi-worker searches."""
+    result = reproduce("003", tmp_path, quick=True, client=cluster4)
+    text = _check_report(tmp_path, "003", result)
+    assert result["failures"] == 0
+    assert "| n | p | seq | 1w | 2w |" in text
+    nodes = [c for c in result["claims"] if c["claim"].startswith("Tables 4.1-4.3: total nodes")]
+    assert nodes and nodes[0]["verdict"] == "matched", nodes
+    assert "(tmp_path)" not in text and str(tmp_path) not in text   # no machine paths
+
+
+def test_sequential_clique_says_why_worker_claims_are_not_reproduced(tmp_path):
+    result = reproduce("003", tmp_path, quick=True)
+    text = _check_report(tmp_path, "003", result)
+    assert "this run used sequential execution" in text
+    worker_claims = [c for c in result["claims"] if c["claim"].startswith("Tables 4.4-4.5")]
+    assert worker_claims[0]["verdict"] == "not reproduced" and worker_claims[0]["reason"]
+
+
+def test_every_grid_loads_with_the_reproduce_kinds():
+    from engine.sweep import load_grid
+
+    for seed, pkg in SEEDS.items():
+        for suffix in ("", "_quick"):
+            grid = load_grid(GRIDS / f"{pkg}{suffix}.yaml", REPRODUCE_KINDS)
+            assert grid.items and grid.name == f"reproduce_{seed}_{pkg}{suffix}"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["reproduce", "999"], "unknown seed '999'"),
+    (["reproduce", "all", "--workers", "0"], "--workers must be >= 1"),
+    (["reproduce", "002", "--workers", "2", "--sequential"], "not allowed with"),
+])
+def test_bad_input_one_line_exit_2(argv, message, capsys, tmp_path):
+    assert main(argv + ["--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_out_must_be_a_folder(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("keep")
+    assert main(["reproduce", "002", "--quick", "--sequential", "--out", str(f)]) == 2
+    assert f.read_text() == "keep"
+    assert "is not a folder" in capsys.readouterr().err
