@@ -51,6 +51,9 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) 
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--progress", action="store_true",
                         help="show live progress on stderr (default: on for a terminal)")
+    # --- resilience: checkpoints (engine.epochs, engine.checkpoint) -------------------
+    add_checkpoint_arguments(parser)
+    # --- end resilience ----------------------------------------------------------------
     if policy:
         g = parser.add_argument_group("steal policy (see engine.policy.StealPolicy)")
         g.add_argument("--steal-k", type=int, default=None, metavar="K",
@@ -74,6 +77,32 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True) 
                        help="keep --budget fixed (no adaptation)")
         g.add_argument("--no-stealing", action="store_true",
                        help="disable stealing (each worker keeps its initial share)")
+
+
+# --- resilience: checkpoints and resume (owner: the resilience work, issue #10) ----------
+def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("checkpoints (continue with: stealsearch resume DIR)")
+    g.add_argument("--checkpoint", metavar="DIR", default=None,
+                   help="write every consistent cut of the search into DIR (atomically)")
+    g.add_argument("--checkpoint-every", type=float, default=None, metavar="S",
+                   help="seconds between consistent cuts (default 5): also the most work a "
+                        "lost worker costs, per worker")
+
+
+def checkpoint_kwargs(args: argparse.Namespace) -> dict:
+    """solve()'s checkpoint keywords from the flags; the manifest keeps the command line
+    so that ``stealsearch resume DIR`` can rebuild the problem from the same inputs."""
+    every = getattr(args, "checkpoint_every", None)
+    if every is not None and not every > 0:
+        raise InputError(f"--checkpoint-every must be > 0 seconds, got {every}")
+    out = {"checkpoint_every": every}
+    if getattr(args, "checkpoint", None) is not None:
+        out["checkpoint"] = args.checkpoint
+    argv = getattr(args, "stealsearch_argv", None)
+    if argv is not None:
+        out["checkpoint_info"] = {"argv": list(argv)}
+    return out
+# --- end resilience ---------------------------------------------------------------------
 
 
 def policy_from_args(args: argparse.Namespace):
@@ -110,6 +139,20 @@ def solve_from_args(problem, args: argparse.Namespace):
                   progress=args.progress or (sys.stderr.isatty() and not args.json))
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
+    # --- resilience: checkpoint / resume; a first Ctrl-C or SIGTERM returns the result
+    # so far (status interrupted), which the caller prints; stealsearch.cli then exits
+    # with 128 + the signal number (engine.interrupts)
+    kwargs.update(checkpoint_kwargs(args))
+    resume_from = getattr(args, "resume_from", None)
+    if resume_from is not None:
+        from .solve import resume
+
+        kwargs.setdefault("checkpoint", resume_from)
+        if args.sequential:
+            return resume(resume_from, problem, backend="sequential", **kwargs)
+        return resume(resume_from, problem, backend="dask", workers=args.workers,
+                      scheduler=args.scheduler, cluster_config=args.cluster_config, **kwargs)
+    # --- end resilience
     if args.sequential:
         return solve(problem, backend="sequential", **kwargs)
     return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,

@@ -51,7 +51,7 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
         writer = CheckpointWriter(checkpoint, problem, stack.codec, mode=problem.mode.name.lower(),
                                   policy=policy.as_dict(), info=checkpoint_info)
     every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
-    deadline = None if time_limit is None else t0 + time_limit - cut.elapsed
+    deadline = None if time_limit is None else t0 + time_limit   # limits count from here
     next_cut = t0 + every
     stop_reason = None
     bar = Progress(progress, desc=problem.name)
@@ -74,7 +74,7 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                 break
             left = None
             if node_limit is not None:
-                left = node_limit - stack.nodes
+                left = node_limit - (stack.nodes - carried)
                 if left <= 0:
                     stop_reason = "node_limit"
                     break

@@ -237,7 +237,8 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
              checkpoint: str | None = None, checkpoint_every: float | None = None,
              checkpoint_info: dict | None = None, cut: Cut | None = None) -> SearchResult:
     """Run the stealstack search on ``client``'s cluster, on at most ``workers`` of its
-    workers (all by default), epoch by epoch; ``cut`` resumes from a checkpoint."""
+    workers (all by default), epoch by epoch; ``cut`` resumes from a checkpoint (the
+    limits then count from the resume: this run's seconds and nodes)."""
     policy = policy or StealPolicy()
     t_wall = time.perf_counter()
     every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
@@ -284,10 +285,10 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
             if cut.n_rows() == 0:
                 stop_reason = "complete"
                 break
-            if time_limit is not None and elapsed() >= time_limit:
+            if time_limit is not None and time.perf_counter() - t_search >= time_limit:
                 stop_reason = "time_limit"
                 break
-            if node_limit is not None and cut.nodes >= node_limit:
+            if node_limit is not None and cut.nodes - carried >= node_limit:
                 stop_reason = "node_limit"
                 break
             _register_plugin(client)
@@ -297,8 +298,9 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
             spec = EpochSpec(
                 search_id=search_id, epoch=epoch, problem=problem, peers=peers, policy=policy,
                 incumbent=cut.incumbent(problem), epoch_seconds=every,
-                time_left=None if time_limit is None else max(0.0, time_limit - elapsed()),
-                node_limit=None if node_limit is None else node_limit - cut.nodes,
+                time_left=None if time_limit is None else
+                max(0.0, time_limit - (time.perf_counter() - t_search)),
+                node_limit=None if node_limit is None else node_limit - (cut.nodes - carried),
                 t_offset=elapsed(), peer_timeout=PEER_TIMEOUT)
             base = cut.nodes
 

@@ -357,8 +357,9 @@ def run_epoch(spec: EpochSpec, rows) -> EpochOutcome:
         plugin.SEARCHES.pop(key, None)
 
 
-def stop_searches(search_id, reason, dask_worker=None):
-    """Stop every epoch of ``search_id`` on this worker (the client's teardown)."""
+async def stop_searches(search_id, reason, dask_worker=None):
+    """Stop every epoch of ``search_id`` on this worker (the client's teardown; a
+    coroutine so that the client can send it without waiting)."""
     for key, search in list(plugin.SEARCHES.items()):
         if key[0] == dask_worker.address and key[1] == search_id:
             search.handle_stop(reason)
