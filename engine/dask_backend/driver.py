@@ -15,6 +15,7 @@ import uuid
 import weakref
 
 import numpy as np
+from distributed import wait as distributed_wait
 
 from .. import interrupts
 from ..checkpoint import CheckpointWriter
@@ -95,8 +96,15 @@ def _ask_all(client, addrs, op, timeout, **kwargs) -> dict:
 
 
 def _register_plugin(client) -> None:
+    """Once per client; the scheduler hands it to every worker that joins later.  A
+    worker dying during the broadcast makes it raise: then try again next epoch (an
+    epoch on a worker without the handlers fails and rolls back)."""
     if client not in _registered:
-        client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
+        try:
+            client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
+        except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+            logger.warning("registering the plugin failed (%r); retrying next epoch", exc)
+            return
         _registered.add(client)
 
 
@@ -178,7 +186,11 @@ class _Epoch:
                 return "done", None
             if interrupts.requested():
                 raise KeyboardInterrupt
-            time.sleep(CLIENT_POLL)
+            pending = [f for r, f in enumerate(self.futures) if r not in self.outcomes]
+            try:   # returns as soon as every task is done, at the latest after CLIENT_POLL
+                distributed_wait(pending, timeout=CLIENT_POLL)
+            except (TimeoutError, asyncio.TimeoutError):
+                pass
             alive = set(live_workers(self.client))
             lost = [a for r, a in enumerate(self.peers) if a not in alive and r not in self.outcomes]
             if lost:
@@ -194,20 +206,27 @@ class _Epoch:
                     self.progress_cb(snap)
 
     def wind_down(self, reason: str, grace: float) -> list[str]:
-        """Stop every task of the epoch and wait up to ``grace`` s; returns the workers
-        that did not return (excluded until they answer a ping again)."""
-        pending = [a for r, a in enumerate(self.peers) if r not in self.outcomes]
-        _ask_all(self.client, pending, "stop", min(grace, 2.0), search_id=self.spec.search_id,
-                 epoch=self.spec.epoch, reason=reason)
+        """Stop every task of the epoch and wait up to ``grace`` s for those whose worker
+        is still there; returns the workers that did not return (excluded until they
+        answer a ping again)."""
+        try:
+            alive = set(live_workers(self.client))
+        except SearchFailed:
+            alive = set()
+        pending = [a for r, a in enumerate(self.peers) if r not in self.outcomes and a in alive]
+        replies = _ask_all(self.client, pending, "stop", 1.0,
+                           search_id=self.spec.search_id, epoch=self.spec.epoch, reason=reason)
+        waiting = [r for r, a in enumerate(self.peers) if r not in self.outcomes
+                   and a in alive and not isinstance(replies.get(a), Exception)]
         end = time.monotonic() + grace
         while time.monotonic() < end:
             try:
                 self._collect()
             except SearchFailed:
                 break
-            if all(f.done() for r, f in enumerate(self.futures) if r not in self.outcomes):
+            if all(self.futures[r].done() for r in waiting):
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
         try:
             self._collect()
         except SearchFailed:
@@ -264,6 +283,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     rows_left_shared = 0
     search_id = uuid.uuid4().hex[:12]
     suspects: set[str] = set()
+    joiners = _Joiners(client, problem, peers)
     bar = Progress(progress, desc=f"{problem.name} on {len(peers[:cap] if cap else peers)} workers")
     stop_reason = None
     search_seconds = 0.0
@@ -292,7 +312,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                 stop_reason = "node_limit"
                 break
             _register_plugin(client)
-            peers = _choose_workers(client, suspects, cap)
+            peers = _choose_workers(client, suspects, cap, joiners)
             n_used = max(n_used, len(peers))
             epoch += 1
             spec = EpochSpec(
@@ -406,8 +426,40 @@ def _rolled_back(cut: Cut, outs) -> Cut:
     return cut
 
 
-def _choose_workers(client, suspects: set, cap: int | None) -> list[str]:
-    """The workers of the next epoch: live ones (joiners included), less those that did
+def _warm(problem):
+    """Load the kernel on a worker that joined (numba reads its cache: ~1-2 s), so that
+    it does not hold up the epoch it joins."""
+    make_stack(problem).run(0, int(problem.initial_incumbent()))
+    return True
+
+
+class _Joiners:
+    """Workers that appeared after the search started: warmed up first, then dealt to."""
+
+    def __init__(self, client, problem, initial):
+        self.client, self.problem = client, problem
+        self.ready = set(initial)
+        self.warming: dict = {}
+
+    def filter(self, live: list[str]) -> list[str]:
+        for a in live:
+            if a not in self.ready and a not in self.warming:
+                self.warming[a] = self.client.submit(
+                    _warm, self.problem, workers=[a], allow_other_workers=False, pure=False,
+                    key=f"stealsearch-warm-{uuid.uuid4().hex[:12]}")
+        for a, f in list(self.warming.items()):
+            if f.done():
+                del self.warming[a]
+                if f.status == "finished":
+                    self.ready.add(a)
+            elif a not in live:
+                f.cancel()
+                del self.warming[a]
+        return [a for a in live if a in self.ready]
+
+
+def _choose_workers(client, suspects: set, cap: int | None, joiners: _Joiners) -> list[str]:
+    """The workers of the next epoch: live ones (joiners once warm), less those that did
     not answer the last abort (unless they answer a ping now)."""
     deadline = time.monotonic() + WAIT_FOR_WORKERS
     while True:
@@ -416,7 +468,7 @@ def _choose_workers(client, suspects: set, cap: int | None) -> list[str]:
                                         search_id="", epoch=-1).items()
                 if not isinstance(r, Exception)]
         suspects.difference_update(back)
-        peers = [a for a in live if a not in suspects]
+        peers = [a for a in joiners.filter(live) if a not in suspects]
         if peers:
             return peers[:cap] if cap else peers
         if time.monotonic() > deadline:

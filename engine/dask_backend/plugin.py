@@ -20,9 +20,18 @@ def lookup(worker, search_id, epoch):
     return SEARCHES.get((worker.address, search_id, int(epoch)))
 
 
+# (worker address, search id, epoch) -> reason: stops that arrived before the epoch's
+# task started on this worker (it then returns at once); bounded in size
+STOPPED: dict[tuple[str, str, int], str] = {}
+
+
 def _worker_handler(worker, op):
     def handler(search_id, epoch, **msg):
         search = lookup(worker, search_id, epoch)
+        if search is None and op == "stop" and search_id:
+            if len(STOPPED) > 1000:
+                STOPPED.clear()
+            STOPPED[(worker.address, search_id, int(epoch))] = msg.get("reason", "stop")
         return GONE if search is None else getattr(search, f"handle_{op}")(**msg)
     handler.__name__ = handler_name(op)
     return handler

@@ -349,6 +349,9 @@ def run_epoch(spec: EpochSpec, rows) -> EpochOutcome:
     key = (worker.address, spec.search_id, spec.epoch)
     search = WorkerSearch(worker, spec, rank, rows)
     plugin.SEARCHES[key] = search
+    early = plugin.STOPPED.pop(key, None)
+    if early is not None:       # stopped before it started: return the rows untouched
+        search.handle_stop(early)
     secede()   # a long-running task must not hold the worker's only thread slot
     try:
         return search.run()
