@@ -143,6 +143,13 @@ def solve_from_args(problem, args: argparse.Namespace):
     # so far (status interrupted), which the caller prints; stealsearch.cli then exits
     # with 128 + the signal number (engine.interrupts)
     kwargs.update(checkpoint_kwargs(args))
+    if not args.sequential:
+        import logging
+
+        import distributed  # noqa: F401  (its logging set-up first, then ours)
+
+        # the command reports a lost scheduler itself, in one line (exit 1)
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
     resume_from = getattr(args, "resume_from", None)
     if resume_from is not None:
         from .solve import resume

@@ -53,6 +53,8 @@ MAX_CONSECUTIVE_ABORTS = 12
 WAIT_FOR_WORKERS = 60.0
 #: timeout of one call from the client to the scheduler or a worker
 CALL_TIMEOUT = 10.0
+#: timeout of the plugin's registration (a broadcast that waits for every worker)
+REGISTER_TIMEOUT = 3.0
 
 _registered = weakref.WeakSet()   # clients that have the plugin registered
 
@@ -100,10 +102,17 @@ def _register_plugin(client) -> None:
     worker dying during the broadcast makes it raise: then try again next epoch (an
     epoch on a worker without the handlers fails and rolls back)."""
     if client not in _registered:
-        try:
-            client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
+        from distributed.protocol.pickle import dumps
+
+        try:   # client.register_plugin without a timeout would wait for a stalled worker
+            replies = _sync(client, lambda: client.scheduler.register_worker_plugin(
+                plugin=dumps(StealstackPlugin()), name=PLUGIN_NAME, idempotent=True),
+                REGISTER_TIMEOUT)
+            failed = [a for a, r in replies.items() if r.get("status") != "OK"]
+            if failed:
+                raise OSError(f"not registered on {', '.join(failed)}")
         except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
-            logger.warning("registering the plugin failed (%r); retrying next epoch", exc)
+            logger.info("registering the plugin failed (%r); retrying next epoch", exc)
             return
         _registered.add(client)
 
@@ -351,7 +360,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                 outs = [run.outcomes[r] for r in sorted(run.outcomes)]
                 cut = _rolled_back(cut, outs)
                 aborts_in_row += 1
-                logger.warning("epoch %d aborted (%s); rolled back to the last cut", epoch, why)
+                logger.info("epoch %d aborted (%s); rolled back to the last cut", epoch, why)
                 if aborts_in_row >= MAX_CONSECUTIVE_ABORTS:
                     raise SearchFailed(f"{aborts_in_row} epochs in a row failed; last: {why}")
                 if problem.mode is Mode.DECIDE and cut.best_value is not None:
