@@ -200,6 +200,9 @@ class _Epoch:
                 distributed_wait(pending, timeout=CLIENT_POLL)
             except (TimeoutError, asyncio.TimeoutError):
                 pass
+            except Exception as exc:   # tasks cancelled: the scheduler went, or forgot them
+                live_workers(self.client)          # raises SearchFailed if it is gone
+                return "abort", f"tasks cancelled ({exc.__class__.__name__})"
             alive = set(live_workers(self.client))
             lost = [a for r, a in enumerate(self.peers) if a not in alive and r not in self.outcomes]
             if lost:
@@ -386,6 +389,10 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                 writer.write(cut)
       except KeyboardInterrupt:     # between epochs: the last cut is the state
         stop_reason = "interrupted"
+      except (OSError, asyncio.CancelledError) as exc:
+        raise SearchFailed(f"lost the connection to the cluster ({exc.__class__.__name__})"
+                           + (f"; resume with the checkpoint in {checkpoint}" if checkpoint else "")
+                           ) from None
     finally:
         bar.close()
         search_seconds = time.perf_counter() - t_search

@@ -64,3 +64,9 @@ class StealstackPlugin(WorkerPlugin):
     def teardown(self, worker):
         for op in WORKER_OPS + COORDINATOR_OPS:
             worker.handlers.pop(handler_name(op), None)
+
+
+def running_searches(dask_worker=None) -> int:
+    """Epochs of searches running on this worker now (``client.run`` it to check that
+    nothing is left after a search; orphans would show here)."""
+    return sum(1 for key in SEARCHES if key[0] == dask_worker.address)

@@ -14,6 +14,7 @@ import pytest
 
 from engine import InputError, SearchFailed, solve
 from engine.cluster import dask_client
+from engine.dask_backend.plugin import running_searches
 from problems.uts import UTSParams, UTSProblem
 from procutil import _alive, end_processes
 
@@ -168,16 +169,11 @@ def test_worker_joins_and_worker_killed_through_scheduler(dask_procs):
         assert time.time() - t0 > 0      # (no wall-clock assertion: pytest-timeout catches hangs)
 
 
-def _searches():
-    from engine.dask_backend import plugin
-    return len(plugin.SEARCHES)
-
-
 def wait_until_searching(d):
     with d.client(1) as c:
         deadline = time.time() + 90
         while time.time() < deadline:     # wait until the search runs on the workers
-            if sum(c.run(_searches).values()):
+            if sum(c.run(running_searches).values()):
                 return
             time.sleep(0.2)
     pytest.fail("the search never started")
@@ -196,7 +192,7 @@ def test_orphaned_search_stops_when_its_client_is_killed(dask_procs, tmp_path):
             cli.wait(timeout=10)
             deadline = time.time() + 15
             while time.time() < deadline:
-                if not sum(c.run(_searches).values()):
+                if not sum(c.run(running_searches).values()):
                     break
                 time.sleep(0.2)
             else:
