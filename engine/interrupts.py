@@ -10,10 +10,9 @@ stack half-updated; a flag cannot.  A second signal ends every child process of
 ours by PID and exits with 128 + the signal number at once.
 
 :func:`children_ignore_sigint` keeps a terminal's Ctrl-C (sent to the whole
-foreground process group) away from the worker processes a LocalCluster starts:
-SIGINT is blocked in the starting thread while they are spawned, and a blocked
-signal mask is inherited across fork and exec.  Their tracebacks were ~60 lines per
-Ctrl-C; now the client alone decides.
+foreground process group) away from the worker processes a LocalCluster starts (a
+blocked signal mask would not do: the processes are spawned from distributed's own
+threads).  Their tracebacks were ~60 lines per Ctrl-C; now the client alone decides.
 """
 from __future__ import annotations
 
@@ -78,12 +77,15 @@ def handling_interrupts():
 
 @contextlib.contextmanager
 def children_ignore_sigint():
-    """Block SIGINT in this thread while processes are started (they inherit it)."""
+    """Ignore SIGINT while worker processes are started: an ignored signal stays ignored
+    across fork and exec, and Python keeps it so (it installs its KeyboardInterrupt
+    handler only over the default disposition).  A Ctrl-C in this window (the few
+    seconds of cluster start-up) is ignored; the next one stops the search."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, old)
