@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-ORDER = ["uts", "comm", "clique", "liquid", "hrelation", "commclust", "twolevel"]
+ORDER = ["uts", "comm", "resilience", "clique", "liquid", "hrelation", "commclust", "twolevel"]
 HERE = os.path.dirname(__file__)
 
 HEADER = """# Benchmark results
