@@ -308,91 +308,91 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
         return elapsed0 + time.perf_counter() - t_search
 
     try:
-      try:
-        if problem.mode is Mode.DECIDE and cut.best_value is not None:
-            stop_reason = "found"
-        while stop_reason is None:
-            if interrupts.requested():
-                raise KeyboardInterrupt
-            if cut.n_rows() == 0:
-                stop_reason = "complete"
-                break
-            if time_limit is not None and time.perf_counter() - t_search >= time_limit:
-                stop_reason = "time_limit"
-                break
-            if node_limit is not None and cut.nodes - carried >= node_limit:
-                stop_reason = "node_limit"
-                break
-            _register_plugin(client)
-            peers = _choose_workers(client, suspects, cap, joiners)
-            n_used = max(n_used, len(peers))
-            epoch += 1
-            spec = EpochSpec(
-                search_id=search_id, epoch=epoch, problem=problem, peers=peers, policy=policy,
-                incumbent=cut.incumbent(problem), epoch_seconds=every,
-                time_left=None if time_limit is None else
-                max(0.0, time_limit - (time.perf_counter() - t_search)),
-                node_limit=None if node_limit is None else node_limit - (cut.nodes - carried),
-                t_offset=elapsed(), peer_timeout=PEER_TIMEOUT)
-            base = cut.nodes
+        try:
+            if problem.mode is Mode.DECIDE and cut.best_value is not None:
+                stop_reason = "found"
+            while stop_reason is None:
+                if interrupts.requested():
+                    raise KeyboardInterrupt
+                if cut.n_rows() == 0:
+                    stop_reason = "complete"
+                    break
+                if time_limit is not None and time.perf_counter() - t_search >= time_limit:
+                    stop_reason = "time_limit"
+                    break
+                if node_limit is not None and cut.nodes - carried >= node_limit:
+                    stop_reason = "node_limit"
+                    break
+                _register_plugin(client)
+                peers = _choose_workers(client, suspects, cap, joiners)
+                n_used = max(n_used, len(peers))
+                epoch += 1
+                spec = EpochSpec(
+                    search_id=search_id, epoch=epoch, problem=problem, peers=peers, policy=policy,
+                    incumbent=cut.incumbent(problem), epoch_seconds=every,
+                    time_left=None if time_limit is None else
+                    max(0.0, time_limit - (time.perf_counter() - t_search)),
+                    node_limit=None if node_limit is None else node_limit - (cut.nodes - carried),
+                    t_offset=elapsed(), peer_timeout=PEER_TIMEOUT)
+                base = cut.nodes
 
-            def show(snap, base=base):
-                bar.update(base + snap["nodes"], best=snap["best"], steals=snap["steals"])
+                def show(snap, base=base):
+                    bar.update(base + snap["nodes"], best=snap["best"], steals=snap["steals"])
 
-            run = _Epoch(client, spec, deal(cut, peers, codec), show if progress else None)
-            stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
-                + PEER_TIMEOUT + ABORT_GRACE
-            try:
-                verdict, why = run.watch(stall_after)
-            except KeyboardInterrupt:
-                # first Ctrl-C / SIGTERM: stop every worker, keep what they return
-                run.wind_down("interrupted", INTERRUPT_GRACE)
-                outs = [run.outcomes[r] for r in sorted(run.outcomes)]
-                if len(outs) == len(peers) and not any(o.failure for o in outs) \
-                        and _epoch_conserves(outs):
-                    cut = _commit(problem, cut, outs, codec)
-                    _add_stats(stats, outs)
-                    rows_left_shared += sum(o.rows_left_shared for o in outs)
-                else:
+                run = _Epoch(client, spec, deal(cut, peers, codec), show if progress else None)
+                stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
+                    + PEER_TIMEOUT + ABORT_GRACE
+                try:
+                    verdict, why = run.watch(stall_after)
+                except KeyboardInterrupt:
+                    # first Ctrl-C / SIGTERM: stop every worker, keep what they return
+                    run.wind_down("interrupted", INTERRUPT_GRACE)
+                    outs = [run.outcomes[r] for r in sorted(run.outcomes)]
+                    if len(outs) == len(peers) and not any(o.failure for o in outs) \
+                            and _epoch_conserves(outs):
+                        cut = _commit(problem, cut, outs, codec)
+                        _add_stats(stats, outs)
+                        rows_left_shared += sum(o.rows_left_shared for o in outs)
+                    else:
+                        cut = _rolled_back(cut, outs)
+                    stop_reason = "interrupted"
+                    break
+                if verdict == "abort":
+                    missing = run.wind_down("abort", ABORT_GRACE)
+                    suspects.update(missing)
+                    outs = [run.outcomes[r] for r in sorted(run.outcomes)]
                     cut = _rolled_back(cut, outs)
-                stop_reason = "interrupted"
-                break
-            if verdict == "abort":
-                missing = run.wind_down("abort", ABORT_GRACE)
-                suspects.update(missing)
-                outs = [run.outcomes[r] for r in sorted(run.outcomes)]
-                cut = _rolled_back(cut, outs)
-                aborts_in_row += 1
-                logger.info("epoch %d aborted (%s); rolled back to the last cut", epoch, why)
-                if aborts_in_row >= MAX_CONSECUTIVE_ABORTS:
-                    raise SearchFailed(f"{aborts_in_row} epochs in a row failed; last: {why}")
-                if problem.mode is Mode.DECIDE and cut.best_value is not None:
-                    stop_reason = "found"
-                continue
-            aborts_in_row = 0
-            outs = [run.outcomes[r] for r in range(len(peers))]
-            if not _epoch_conserves(outs):
-                raise SearchFailed("row conservation violated in an epoch (a protocol bug)")
-            cut = _commit(problem, cut, outs, codec)
-            _add_stats(stats, outs)
-            rows_left_shared += sum(o.rows_left_shared for o in outs)
-            cut.elapsed = elapsed()
-            reasons = [o.coordinator.get("stop_reason") for o in outs if o.coordinator] + \
-                [o.stop_reason for o in outs]
-            reason = next((r for r in reasons if r not in (None, "cut")), None)
-            if reason == "exhausted" and cut.n_rows():
-                raise SearchFailed(f"termination declared with {cut.n_rows()} rows left "
-                                   "(a protocol bug)")
-            if reason in ("found", "time_limit", "node_limit", "interrupted"):
-                stop_reason = reason
-            if writer is not None and stop_reason is None:
-                writer.write(cut)
-      except KeyboardInterrupt:     # between epochs: the last cut is the state
-        stop_reason = "interrupted"
-      except (OSError, asyncio.CancelledError) as exc:
-        raise SearchFailed(f"lost the connection to the cluster ({exc.__class__.__name__})"
-                           + (f"; resume with the checkpoint in {checkpoint}" if checkpoint else "")
-                           ) from None
+                    aborts_in_row += 1
+                    logger.info("epoch %d aborted (%s); rolled back to the last cut", epoch, why)
+                    if aborts_in_row >= MAX_CONSECUTIVE_ABORTS:
+                        raise SearchFailed(f"{aborts_in_row} epochs in a row failed; last: {why}")
+                    if problem.mode is Mode.DECIDE and cut.best_value is not None:
+                        stop_reason = "found"
+                    continue
+                aborts_in_row = 0
+                outs = [run.outcomes[r] for r in range(len(peers))]
+                if not _epoch_conserves(outs):
+                    raise SearchFailed("row conservation violated in an epoch (a protocol bug)")
+                cut = _commit(problem, cut, outs, codec)
+                _add_stats(stats, outs)
+                rows_left_shared += sum(o.rows_left_shared for o in outs)
+                cut.elapsed = elapsed()
+                reasons = [o.coordinator.get("stop_reason") for o in outs if o.coordinator] + \
+                    [o.stop_reason for o in outs]
+                reason = next((r for r in reasons if r not in (None, "cut")), None)
+                if reason == "exhausted" and cut.n_rows():
+                    raise SearchFailed(f"termination declared with {cut.n_rows()} rows left "
+                                       "(a protocol bug)")
+                if reason in ("found", "time_limit", "node_limit", "interrupted"):
+                    stop_reason = reason
+                if writer is not None and stop_reason is None:
+                    writer.write(cut)
+        except KeyboardInterrupt:     # between epochs: the last cut is the state
+            stop_reason = "interrupted"
+        except (OSError, asyncio.CancelledError) as exc:
+            raise SearchFailed(f"lost the connection to the cluster ({exc.__class__.__name__})"
+                               + (f"; resume with the checkpoint in {checkpoint}" if checkpoint else "")
+                               ) from None
     finally:
         bar.close()
         search_seconds = time.perf_counter() - t_search

@@ -150,12 +150,14 @@ def test_worker_joins_and_worker_killed_through_scheduler(dask_procs):
     mid-run costs a rollback, not the answer."""
     with dask_procs.client(2) as c:
         before = set(c.run(os.getpid))
-        t0 = time.time()
+        solve(UTSProblem.preset("default"), client=c)          # kernels loaded
         joiner = dask_procs.add_worker()
-        r = solve(UTSProblem.preset("T1"), client=c, checkpoint_every=0.3)
-        assert r.count == T1
+        # long enough for the new process to start and load its kernels on a loaded
+        # machine; the limit counts from the start, so the joiner gets the rest
+        r = solve(UTSProblem.preset("T1L"), client=c, checkpoint_every=0.5, time_limit=25)
         joined = [w for w in r.workers if w.worker not in before]
         assert joined and all(w.nodes > 0 for w in joined), [(w.worker, w.nodes) for w in r.workers]
+        assert r.conservation()["holds"]
 
         def kill():
             time.sleep(0.8)
@@ -166,7 +168,6 @@ def test_worker_joins_and_worker_killed_through_scheduler(dask_procs):
         r = solve(UTSProblem.preset("T1"), client=c, checkpoint_every=0.3)
         t.join(5)
         assert r.count == T1 and r.conservation()["holds"]
-        assert time.time() - t0 > 0      # (no wall-clock assertion: pytest-timeout catches hangs)
 
 
 def wait_until_searching(d):
