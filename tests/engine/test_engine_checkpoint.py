@@ -163,7 +163,7 @@ def test_node_limit_overshoot_is_bounded_on_dask(cluster4):
 
 
 # -- signals through a real process --------------------------------------------------------
-def run_and_signal(argv, sig, tmp_path, group=True):
+def run_and_signal(argv, sig, tmp_path, group=True, twice=False):
     proc = subprocess.Popen([os.path.join(BIN, "stealsearch")] + argv, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     family = set()
@@ -187,10 +187,12 @@ def run_and_signal(argv, sig, tmp_path, group=True):
             time.sleep(0.2)
         time.sleep(0.5)
         family.update(k.pid for k in psutil.Process(proc.pid).children(recursive=True))
-        if group:
-            os.killpg(proc.pid, sig)        # a terminal's Ctrl-C reaches the whole group
-        else:
-            os.kill(proc.pid, sig)
+        for _ in range(2 if twice else 1):
+            if group:
+                os.killpg(proc.pid, sig)    # a terminal's Ctrl-C reaches the whole group
+            else:
+                os.kill(proc.pid, sig)
+            time.sleep(0.05)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -212,4 +214,30 @@ def test_interrupt_prints_result_with_bound(tmp_path, sig, code, group):
     assert res["status"] == "interrupted" and res["bound"] is not None
     assert res["bound"] >= (res["objective"] or 0)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "leaked" not in err, err
     assert json.loads((d / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_second_ctrl_c_exits_at_once_and_ends_every_process(tmp_path):
+    rc, out, err = run_and_signal(["uts", "--tree", "T1L", "--workers", "2"], signal.SIGINT,
+                                  tmp_path, group=True, twice=True)
+    assert rc == 130 and "Traceback" not in err, err
+
+
+def test_ctrl_c_on_the_sequential_backend(tmp_path):
+    proc = subprocess.Popen([os.path.join(BIN, "stealsearch"), "clique", "--gnp", "400", "0.8",
+                             "--sequential", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline and psutil.Process(proc.pid).cpu_times().user < 4.0:
+            time.sleep(0.2)                   # imports, graph, kernel load, then searching
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 130, err
+    res = json.loads(out)
+    assert res["status"] == "interrupted" and res["bound"] >= (res["objective"] or 0)
