@@ -34,7 +34,8 @@ def time_handler(peer, k):
     w = get_worker()
 
     async def call():
-        return await w.rpc(peer).stealsearch_steal(search_id="bench-comm", k=k, half=False)
+        return await w.rpc(peer).stealsearch_steal(search_id="bench-comm", epoch=0, k=k,
+                                                   half=False)
 
     out = []
     for _ in range(CALLS):
@@ -45,21 +46,24 @@ def time_handler(peer, k):
 
 
 def fill_shared(dask_worker=None):
-    """A fake search entry on the victim whose shared portion never runs dry."""
-    from engine import dask_backend as db
+    """A fake search entry on the victim whose shared portion never runs dry: the real
+    handler method (WorkerSearch.handle_steal) answers, through the real router."""
+    from engine.dask_backend import plugin
+    from engine.dask_backend.worker import WorkerSearch
+    from engine.stack import RowCodec
+    from engine.stealstack import SharedPortion
 
-    class Bottomless(db.SharedPortion):
+    class Bottomless(SharedPortion):
         def steal(self, k, half):
             return np.zeros((k, 6), dtype=np.int64), 1
 
-    from engine.stack import RowCodec
+    class Stack:
+        codec = RowCodec(6)
 
-    class Entry:
-        class stack:
-            codec = RowCodec(6)
-        shared = Bottomless(stack.codec)
-
-    db._SEARCHES[(dask_worker.address, "bench-comm")] = Entry()
+    entry = WorkerSearch.__new__(WorkerSearch)     # only what handle_steal touches
+    entry.stack = Stack()
+    entry.shared = Bottomless(Stack.codec)
+    plugin.SEARCHES[(dask_worker.address, "bench-comm", 0)] = entry
 
 
 def time_actor(actor, k):
@@ -75,7 +79,7 @@ def main():
     from engine.dask_backend import PLUGIN_NAME, StealstackPlugin, live_workers
 
     with dask_client(workers=2) as client:
-        client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
+        client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)   # (idempotent)
         a, b = live_workers(client)
         client.run(fill_shared, workers=[b])
         actor = client.submit(RowActor, workers=[b], actor=True).result()

@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 
-ORDER = ["uts", "comm", "clique", "liquid", "hrelation", "commclust", "twolevel", "tiers"]
+ORDER = ["uts", "comm", "resilience", "clique", "liquid", "hrelation", "commclust", "twolevel",
+         "tiers"]
 HERE = os.path.dirname(__file__)
 
 HEADER = """# Benchmark results

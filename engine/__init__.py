@@ -9,4 +9,4 @@ from .problem import ContractError, InvalidProblem, Mode, Problem, SolutionError
 from .reference import PythonProblem  # noqa: F401
 from .fast import NOT_A_SOLUTION, Bits, FastProblem, RowLayout  # noqa: F401
 from .result import SearchResult, WorkerStats  # noqa: F401
-from .solve import solve  # noqa: F401
+from .solve import resume, solve  # noqa: F401

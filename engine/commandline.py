@@ -145,6 +145,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                       help="show live progress on stderr (on by default for a terminal)")
     talk.add_argument("--quiet", action="store_true",
                       help="print only the result: no progress, no warnings")
+    if policy:      # an engine search: it can be checkpointed (engine.epochs, engine.checkpoint)
+        add_checkpoint_arguments(parser)
     if policy:
         from .policy import StealPolicy
 
@@ -204,6 +206,32 @@ def cluster_options(args: argparse.Namespace) -> dict:
             "force": bool(getattr(args, "force", False))}
 
 
+# --- resilience: checkpoints and resume (owner: the resilience work, issue #10) ----------
+def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("checkpoints (continue with: stealsearch resume DIR)")
+    g.add_argument("--checkpoint", metavar="DIR", default=None,
+                   help="write every consistent cut of the search into DIR (atomically)")
+    g.add_argument("--checkpoint-every", type=float, default=None, metavar="S",
+                   help="seconds between consistent cuts (default 5): also the most work a "
+                        "lost worker costs, per worker")
+
+
+def checkpoint_kwargs(args: argparse.Namespace) -> dict:
+    """solve()'s checkpoint keywords from the flags; the manifest keeps the command line
+    so that ``stealsearch resume DIR`` can rebuild the problem from the same inputs."""
+    every = getattr(args, "checkpoint_every", None)
+    if every is not None and not every > 0:
+        raise InputError(f"--checkpoint-every must be > 0 seconds, got {every}")
+    out = {"checkpoint_every": every}
+    if getattr(args, "checkpoint", None) is not None:
+        out["checkpoint"] = args.checkpoint
+    argv = getattr(args, "stealsearch_argv", None)
+    if argv is not None:
+        out["checkpoint_info"] = {"argv": list(argv)}
+    return out
+# --- end resilience ---------------------------------------------------------------------
+
+
 def policy_from_args(args: argparse.Namespace):
     """A StealPolicy built from the policy flags (defaults where a flag is absent)."""
     from .policy import StealPolicy
@@ -251,6 +279,28 @@ def solve_from_args(problem, args: argparse.Namespace):
     check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=getattr(args, "node_limit", None),
                   policy=policy_from_args(args), progress=show_progress(args))
+    # --- resilience: checkpoint / resume; a first Ctrl-C or SIGTERM returns the result
+    # so far (status interrupted), which the caller prints; stealsearch.cli then exits
+    # with 128 + the signal number (engine.interrupts)
+    kwargs.update(checkpoint_kwargs(args))
+    if not args.sequential:
+        import logging
+
+        import distributed  # noqa: F401  (its logging set-up first, then ours)
+
+        # the command reports a lost scheduler itself, in one line (exit 1)
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+    resume_from = getattr(args, "resume_from", None)
+    if resume_from is not None:
+        from .solve import resume
+
+        kwargs.setdefault("checkpoint", resume_from)
+        if args.sequential:
+            return resume(resume_from, problem, backend="sequential", **kwargs)
+        return resume(resume_from, problem, backend="dask", workers=args.workers,
+                      scheduler=args.scheduler, cluster_config=args.cluster_config,
+                      **cluster_options(args), **kwargs)
+    # --- end resilience
     if args.sequential:
         from .timing import warm_up
 

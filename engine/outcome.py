@@ -11,12 +11,25 @@ from .problem import NODES, SOLUTIONS, N_ENGINE_COUNTERS, Mode, Problem, Solutio
 from .result import EXHAUSTED, FOUND, INTERRUPTED, NONE, OPTIMAL, SearchResult, WorkerStats
 
 
+#: stop reasons that leave open rows: the result is "interrupted" with a proven bound
+INTERRUPT_REASONS = ("time_limit", "node_limit", "interrupted")
+
+
 def remaining_bound(problem: Problem, rows: np.ndarray) -> int | None:
     """Largest objective any of ``rows`` could still reach (None if no rows): with the
     incumbent, the proven bound of an interrupted optimisation."""
     if len(rows) == 0:
         return None
     return int(np.max(problem.row_bounds(rows)))
+
+
+def improve(best_value, best_buffer, history, value, solution, t):
+    """The one "new best solution" rule of every backend: keep ``value`` (and a copy of
+    the kernel's ``solution`` buffer) if it beats ``best_value``; returns the new
+    (best_value, best_buffer, history)."""
+    if best_value is None or value > best_value:
+        return int(value), np.array(solution, copy=True), list(history) + [(t, int(value))]
+    return best_value, best_buffer, history
 
 
 def merge_history(histories) -> list[tuple[float, int]]:
@@ -38,7 +51,7 @@ def build_result(problem: Problem, *, backend: str, counters: list[np.ndarray],
                  info: dict | None = None) -> SearchResult:
     mode = problem.mode
     total = reduce_counters(problem, counters)
-    interrupted = stop_reason in ("time_limit", "node_limit")
+    interrupted = stop_reason in INTERRUPT_REASONS
     sense = problem.objective_sense
     result = SearchResult(problem=problem.name, mode=mode.name.lower(), status="",
                           backend=backend, nodes=int(total[NODES]),

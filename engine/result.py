@@ -15,7 +15,7 @@ OPTIMAL = "optimal"          # optimise mode, whole tree searched
 FOUND = "found"              # decide mode, a solution exists
 NONE = "none"                # decide mode: no solution; optimise mode: no feasible node
 EXHAUSTED = "exhausted"      # enumerate mode, whole tree counted
-INTERRUPTED = "interrupted"  # a time or node limit stopped the search
+INTERRUPTED = "interrupted"  # a time or node limit, or a signal, stopped the search
 
 
 @dataclass
@@ -59,6 +59,11 @@ class SearchResult:
     policy: dict | None = None
     stop_reason: str | None = None
     info: dict = field(default_factory=dict)                  # problem description
+    # resilience (engine.epochs): committed epochs, rollbacks and the nodes they discarded
+    epochs: int = 0
+    recoveries: int = 0
+    nodes_redone: int = 0
+    checkpoint: str | None = None      # directory of the last checkpoint written
 
     # -- derived figures ------------------------------------------------------------
     @property
@@ -123,6 +128,8 @@ class SearchResult:
                              f"{w.steals_succeeded:>7}/{w.steals_tried:<7} {w.rows_stolen:>11} "
                              f"{w.releases:>9} {w.idle_seconds:>7.3f}")
             lines.append(f"  node std dev   {self.node_balance_stddev:,.1f}")
+        if self.recoveries:
+            lines.append(f"  recoveries     {self.recoveries} (nodes re-done {self.nodes_redone:,})")
         if self.incumbent_history:
             hist = ", ".join(f"{v}@{t:.2f}s" for t, v in self.incumbent_history[-8:])
             lines.append(f"  incumbents     {hist}")

@@ -1,7 +1,11 @@
 """The sequential backend: the same kernel and stack in one process.
 
 It is the reference every other backend is tested against and the 1-worker
-baseline of every speed-up figure.
+baseline of every speed-up figure.  It takes part in checkpoints like the Dask
+backend: every ``checkpoint_every`` seconds its stack *is* a consistent cut (one
+worker, nothing in flight), written to disk with ``checkpoint=DIR``; it resumes from
+any cut (also one written by the Dask backend), and Ctrl-C stops it with the result
+so far.
 """
 from __future__ import annotations
 
@@ -9,35 +13,68 @@ import time
 
 import numpy as np
 
-from .outcome import build_result, remaining_bound
+from . import interrupts
+from .epochs import Cut
+from .outcome import INTERRUPT_REASONS, build_result, improve, remaining_bound
 from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
 from .stack import BudgetTuner, make_stack
 
+#: seconds between cuts written to disk (with ``checkpoint=DIR``)
+DEFAULT_CHECKPOINT_EVERY = 5.0
+
 
 def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                    time_limit: float | None = None, node_limit: int | None = None,
-                   progress: bool = False) -> SearchResult:
+                   progress: bool = False, checkpoint: str | None = None,
+                   checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
+                   cut: Cut | None = None) -> SearchResult:
     policy = policy or StealPolicy()
     t0 = time.perf_counter()
     stack = make_stack(problem)
-    frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
-    stack.push(frontier)
-    incumbent = int(problem.initial_incumbent())
-    best_value, best_buffer, history = None, None, []
-    stats = WorkerStats(worker="sequential", rows_dealt=len(frontier))
-    deadline = None if time_limit is None else t0 + time_limit
+    if cut is None:
+        frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
+        cut = Cut(batches={"": frontier}, counters=np.zeros(problem.n_counters(), dtype=np.int64))
+        carried = 0
+    else:
+        carried = cut.nodes
+    stack.push(cut.rows(stack.codec))
+    stack.counters[:] = cut.counters
+    incumbent = cut.incumbent(problem)
+    best_value, best_buffer, history = cut.best_value, cut.best_buffer, list(cut.history)
+    stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
+    writer = None
+    if checkpoint is not None:
+        from .checkpoint import CheckpointWriter
+        writer = CheckpointWriter(checkpoint, problem, stack.codec, mode=problem.mode.name.lower(),
+                                  policy=policy.as_dict(), info=checkpoint_info)
+    every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
+    deadline = None if time_limit is None else t0 + time_limit   # limits count from here
+    next_cut = t0 + every
     stop_reason = None
     bar = Progress(progress, desc=problem.name)
     t_search = time.perf_counter()
     tuner = BudgetTuner(policy)
+    epochs = cut.epochs
+
+    def snapshot() -> Cut:
+        return Cut(batches={"": stack.live().copy()}, counters=stack.counters.copy(),
+                   best_value=best_value, best_buffer=best_buffer, history=list(history),
+                   elapsed=cut.elapsed + time.perf_counter() - t_search, epochs=epochs,
+                   recoveries=cut.recoveries, nodes_redone=cut.nodes_redone)
+
     try:
-        while len(stack):
+        if problem.mode is Mode.DECIDE and best_value is not None:
+            stop_reason = "found"
+        while len(stack) and stop_reason is None:
+            if interrupts.requested():
+                stop_reason = "interrupted"
+                break
             left = None
             if node_limit is not None:
-                left = node_limit - stack.nodes
+                left = node_limit - (stack.nodes - carried)
                 if left <= 0:
                     stop_reason = "node_limit"
                     break
@@ -45,24 +82,43 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
             stats.chunks += 1
             if status == IMPROVED:
                 incumbent = value
-                best_value, best_buffer = value, stack.solution.copy()
-                history.append((time.perf_counter() - t0, value))
+                best_value, best_buffer, history = improve(
+                    best_value, best_buffer, history, value, stack.solution,
+                    cut.elapsed + time.perf_counter() - t_search)
                 if problem.mode is Mode.DECIDE:
                     stop_reason = "found"
                     break
-            if deadline is not None and time.perf_counter() >= deadline and len(stack):
+            now = time.perf_counter()
+            if deadline is not None and now >= deadline and len(stack):
                 stop_reason = "time_limit"
                 break
+            if writer is not None and now >= next_cut:
+                epochs += 1
+                writer.write(snapshot())
+                next_cut = time.perf_counter() + every
             bar.update(stack.nodes, incumbent=None if best_value is None else best_value)
+    except KeyboardInterrupt:   # a chunk is atomic: the stack is a consistent cut here
+        stop_reason = "interrupted"
     finally:
         bar.close()
     search_seconds = time.perf_counter() - t_search
-    stats.nodes = stack.nodes
+    final = snapshot()
+    if writer is not None:
+        writer.write(final, status=stop_reason or "complete")
+    stats.nodes = stack.nodes - carried
     stats.busy_seconds = search_seconds
     stats.rows_left = len(stack)
-    rb = remaining_bound(problem, stack.live()) if stop_reason in ("time_limit", "node_limit") else None
-    return build_result(problem, backend="sequential", counters=[stack.counters],
-                        best_value=best_value, best_buffer=best_buffer, history=history,
-                        stop_reason=stop_reason or "complete", remaining_bound=rb,
-                        workers=[stats], wall_seconds=time.perf_counter() - t0,
-                        search_seconds=search_seconds, policy=policy.as_dict())
+    rb = remaining_bound(problem, stack.live()) if stop_reason in INTERRUPT_REASONS else None
+    result = build_result(problem, backend="sequential", counters=[stack.counters],
+                          best_value=best_value, best_buffer=best_buffer, history=history,
+                          stop_reason=stop_reason or "complete", remaining_bound=rb,
+                          workers=[stats], wall_seconds=time.perf_counter() - t0,
+                          search_seconds=search_seconds, policy=policy.as_dict(),
+                          info={"carried_nodes": carried} if carried else None)
+    result.epochs, result.recoveries, result.nodes_redone = epochs, cut.recoveries, cut.nodes_redone
+    if writer is not None:
+        result.checkpoint = str(writer.dir)
+        result.info["checkpoint_writes"] = writer.writes
+        result.info["checkpoint_seconds"] = writer.seconds
+        result.info["checkpoint_bytes"] = writer.bytes
+    return result

@@ -46,6 +46,22 @@ class RowCodec:
     def decode(self, payload: bytes) -> np.ndarray:
         return np.frombuffer(payload, dtype=np.int64).reshape(-1, self.width)
 
+    # -- checkpoints (engine.checkpoint): one batch per file ---------------------------
+    #: file suffix of a stored batch; a codec of Python objects would use ".pickle"
+    suffix = ".npy"
+
+    def write(self, fileobj, batch) -> None:
+        """Store ``batch`` in an open binary file (``.npy``, no pickle)."""
+        np.save(fileobj, np.ascontiguousarray(batch, dtype=np.int64), allow_pickle=False)
+
+    def read(self, fileobj):
+        """The batch :meth:`write` stored; ``ValueError`` if it is not one of this width."""
+        batch = np.load(fileobj, allow_pickle=False)
+        if batch.dtype != np.int64 or batch.ndim != 2 or batch.shape[1] != self.width:
+            raise ValueError(f"rows of dtype {batch.dtype} and shape {batch.shape}, "
+                             f"expected int64 rows of width {self.width}")
+        return batch
+
 
 class LocalStack:
     def __init__(self, problem: Problem, capacity: int = 4096):

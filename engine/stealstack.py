@@ -45,6 +45,8 @@ class SharedPortion:
         self.acquires = 0
         self.rows_given = 0
         self.steals_answered = 0
+        #: set by close(): the epoch is over on this worker, thieves get nothing
+        self.closed = False
 
     def __len__(self) -> int:
         return self._rows
@@ -89,7 +91,7 @@ class SharedPortion:
     def steal(self, k: int, half: bool) -> tuple[np.ndarray | None, int | None]:
         """Take rows from the bottom for a thief; returns (rows, credit exponent)."""
         with self.lock:
-            if not self._rows or self.credit_exp is None:
+            if not self._rows or self.credit_exp is None or self.closed:
                 return None, None
             want = (self._rows + 1) // 2 if half else k
             taken = self._take_oldest(max(1, want))
@@ -101,6 +103,17 @@ class SharedPortion:
     def drain(self) -> np.ndarray:
         """Everything left (at the end of an interrupted search)."""
         with self.lock:
+            return self._take_oldest(self._rows)
+
+    def close(self) -> np.ndarray:
+        """End of the epoch on this worker: take everything left and refuse every later
+        steal, in one step under the lock.  A thief's request that arrives after this
+        gets no rows, so every row is either in what close() returned or already in a
+        thief's hands (the thief's steal is synchronous: it holds the rows before its
+        own epoch can end).  This is what makes the end of an epoch a consistent cut
+        (see :mod:`engine.epochs`)."""
+        with self.lock:
+            self.closed = True
             return self._take_oldest(self._rows)
 
     # -- batch bookkeeping (lock held) -------------------------------------------------

@@ -7,9 +7,16 @@ exhausted exactly when all ``n`` units are back: every worker is empty and no st
 reply is in flight.  No snapshot of "idle flags" is involved, so the classic race
 (a worker reported idle, then stole, then its victim reported idle) cannot fool it.
 
-The coordinator also sums the progress reports (nodes per worker) to enforce a
-global node limit and to answer the client's progress polls, and gossips shared
-portion sizes for the ``richest`` victim order.
+The coordinator also sums the progress reports (nodes per worker) to answer the
+client's progress polls, gossips shared portion sizes for the ``richest`` victim
+order, and enforces a global node limit by *grants*: a worker may expand nodes only
+up to the total the coordinator granted it (its chunk budget is capped by what is
+left of its grant).  Grants never sum past the limit, so the node count never
+exceeds it; a worker that runs dry gives its unused grant back, and a worker that
+asks is granted a share (1/n) of what is free.  Reports carry a sequence number per
+worker, so a late reply can never hand a worker a grant it already gave back.
+
+Every coordinator serves one epoch (:mod:`engine.epochs`): credit is fresh per epoch.
 """
 from __future__ import annotations
 
@@ -22,6 +29,11 @@ class Coordinator:
     def __init__(self, n_workers: int, node_limit: int | None):
         self.n = n_workers
         self.node_limit = node_limit
+        # node-limit grants: absolute node totals per worker (None: no limit)
+        self.granted = None if node_limit is None else [node_limit // n_workers] * n_workers
+        if self.granted is not None:
+            self.granted[0] += node_limit - sum(self.granted)
+        self.last_seq = [0] * n_workers
         self.lock = threading.Lock()
         self.returned = Fraction(0)
         self.credit_messages = 0
@@ -43,19 +55,34 @@ class Coordinator:
                 return self._stop("exhausted")
         return False
 
+    def grant(self, rank: int) -> int | None:
+        return None if self.granted is None else self.granted[rank]
+
     def report(self, rank: int, nodes: int, shared: int, steals: int,
-               best: int | None) -> bool:
-        """Record a progress report; True if it pushed the total over the node limit."""
+               best: int | None, seq: int = 0, idle: bool = False) -> tuple[bool, int | None]:
+        """Record a progress report; returns (stop now?, the worker's grant).
+
+        ``idle``: the worker has no rows and gave its unused grant back (it already
+        lowered its own grant to ``nodes`` before sending)."""
         with self.lock:
+            if seq and seq <= self.last_seq[rank]:      # a stale report: change nothing
+                return False, self.grant(rank)
+            self.last_seq[rank] = seq
             self.nodes[rank] = nodes
             self.shared_sizes[rank] = shared
             self.steals[rank] = steals
             if best is not None and (self.best is None or best > self.best):
                 self.best = best
-            if (self.node_limit is not None and sum(self.nodes) >= self.node_limit
-                    and self.stop_reason is None):
-                return self._stop("node_limit")
-        return False
+            if self.granted is not None:
+                if idle:
+                    self.granted[rank] = nodes
+                else:
+                    free = self.node_limit - sum(self.granted)
+                    if free > 0:
+                        self.granted[rank] += min(free, max(1, free // self.n))
+                if sum(self.nodes) >= self.node_limit and self.stop_reason is None:
+                    return self._stop("node_limit"), self.granted[rank]
+            return False, self.grant(rank)
 
     def request_stop(self, reason: str) -> bool:
         """First stop request wins (found, time_limit, node_limit, failure)."""

@@ -2,7 +2,11 @@
 
 Bad input anywhere (an :class:`engine.errors.InputError`, or an argparse error)
 prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
-a search that could not finish exits 1; an interrupt exits 130.
+a search that could not finish exits 1.  A first Ctrl-C or SIGTERM during a search
+stops it and prints the result so far (status interrupted, best, bound, nodes), then
+exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once
+(:mod:`engine.interrupts`).  ``stealsearch resume DIR`` re-runs the command stored in
+a checkpoint from its cut.
 """
 from __future__ import annotations
 
@@ -41,16 +45,84 @@ def build_parser() -> OneLineParser:
     sub.required = True
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _register_resume(sub)
     return parser
 
 
+# --- resilience: `stealsearch resume DIR` -------------------------------------------------
+#: flags of the stored command that the resume command replaces
+_WHERE_FLAGS = {"--workers": 1, "--sequential": 0, "--scheduler": 1, "--cluster-config": 1,
+                "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1}
+
+
+def _register_resume(sub) -> None:
+    p = sub.add_parser("resume", help="continue a search checkpointed with --checkpoint DIR",
+                       description="Continue the search checkpointed in DIR: the stored command "
+                                   "is run again from its last consistent cut, on the backend "
+                                   "given here (default: a LocalCluster of 2 workers).  A "
+                                   "checkpoint of a different input is refused.")
+    p.add_argument("dir", metavar="DIR")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N")
+    where.add_argument("--sequential", action="store_true")
+    where.add_argument("--scheduler", metavar="ADDR", default=None)
+    where.add_argument("--cluster-config", metavar="FILE", default=None)
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="stop after S more seconds")
+    p.add_argument("--node-limit", type=int, default=None, metavar="N",
+                   help="stop after about N more nodes")
+    p.set_defaults(func=_run_resume)
+
+
+def _strip(argv: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        name = a.split("=", 1)[0]
+        if name in _WHERE_FLAGS:
+            i += 1 + (_WHERE_FLAGS[name] if "=" not in a else 0)
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _run_resume(args) -> int:
+    from engine.checkpoint import CheckpointError, read_manifest
+
+    manifest = read_manifest(args.dir)
+    argv = (manifest.get("info") or {}).get("argv")
+    if not argv or argv[0] == "resume":
+        raise CheckpointError(f"checkpoint {args.dir}: written through the Python API (no "
+                              "command stored); continue it with engine.resume()")
+    new = _strip(list(argv))
+    for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit"):
+        value = getattr(args, flag)
+        if value is not None:
+            new += [f"--{flag.replace('_', '-')}", str(value)]
+    if args.sequential:
+        new.append("--sequential")
+    inner = build_parser().parse_args(new)
+    inner.resume_from = args.dir
+    inner.stealsearch_argv = list(argv)
+    return inner.func(inner)
+# --- end resilience ----------------------------------------------------------------------
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from engine import interrupts
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        with one_line_warnings(sys.argv[1:] if argv is None else list(argv)):
+        with one_line_warnings(argv):
             parser = build_parser()
             args = parser.parse_args(argv)
+            args.stealsearch_argv = argv
             code = args.func(args)
             sys.stdout.flush()
+            sig = interrupts.received_signal()
+            if sig is not None:     # the search stopped on Ctrl-C / SIGTERM and printed its result
+                return 128 + sig
         return 0 if code is None else int(code)
     except BrokenPipeError:
         # the reader of our output went away (``stealsearch ... | head -1``): stop quietly,

@@ -129,7 +129,7 @@ def test_node_limit_interrupts_with_consistent_figures(cluster4):
 def test_time_limit_interrupts_with_consistent_figures(cluster4):
     r = solve(UTSProblem.preset("T1L"), client=cluster4, workers=2, time_limit=0.5)
     assert r.status == "interrupted" and r.stop_reason == "time_limit"
-    assert 0 < r.count < 102_181_082 and r.wall_seconds < 10
+    assert 0 < r.count < 102_181_082
     check_protocol(r)
 
 

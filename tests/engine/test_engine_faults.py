@@ -1,6 +1,12 @@
-"""Failure paths: a worker killed mid-search, cluster config files."""
+"""Failure paths with real processes: a stalled (SIGSTOPped) worker, rank 0 killed, a kill
+during set-up, `dask scheduler` + `dask worker` processes (a worker added and one killed
+mid-run, an orphaned search whose client was killed, the scheduler dying), and the
+cluster config files.  Every process a test starts is ended by PID."""
 import os
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -8,42 +14,221 @@ import pytest
 
 from engine import InputError, SearchFailed, solve
 from engine.cluster import dask_client
-from problems.uts import UTSProblem
-from procutil import end_processes
+from engine.dask_backend.plugin import running_searches
+from problems.uts import UTSParams, UTSProblem
+from procutil import _alive, end_processes
+
+BIN = os.path.dirname(sys.executable)
+TREE = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19"))     # 1,031,269 nodes
+TREE_COUNT = 1031269
+T1 = 4130071
 
 
-def test_killed_worker_fails_the_search_instead_of_hanging():
+@pytest.fixture
+def short_timeouts(monkeypatch):
+    import engine.dask_backend.driver as driver
+    monkeypatch.setattr(driver, "PEER_TIMEOUT", 1.5)
+    monkeypatch.setattr(driver, "ABORT_GRACE", 1.5)
+
+
+def worker_pids(client):
+    return dict(client.run(os.getpid, on_error="ignore"))
+
+
+def test_sigstopped_worker_does_not_hang_the_run(short_timeouts):
+    """The issue's hang: a peer frozen mid-search.  Its steals and the epoch's end time
+    out, the epoch rolls back without it, and the count stays exact; SIGCONT later
+    brings it back."""
     with dask_client(workers=2) as client:
-        pids = client.run(os.getpid)
-        victim = sorted(pids)[1]
+        pids = worker_pids(client)
+        victim = pids[sorted(pids)[1]]
+        solve(UTSProblem.preset("default"), client=client)    # kernels loaded, plugin there
 
-        def kill_once_searching():
-            # wait until both search loops run, then kill one worker mid-search
-            deadline = time.time() + 120
+        def freeze():
+            time.sleep(0.5)
+            os.kill(victim, signal.SIGSTOP)
+            time.sleep(4.0)
+            os.kill(victim, signal.SIGCONT)
+
+        t = threading.Thread(target=freeze, daemon=True)
+        t.start()
+        try:
+            r = solve(UTSProblem.preset("T1"), client=client, checkpoint_every=0.3)
+        finally:
+            t.join(10)
+            os.kill(victim, signal.SIGCONT)
+        assert r.count == T1 and r.recoveries >= 1
+        assert r.conservation()["holds"]
+        all_pids = list(pids.values()) + list(worker_pids(client).values())
+    end_processes(all_pids)
+
+
+@pytest.mark.parametrize("when", ["rank0", "setup"])
+def test_rank0_killed_or_killed_during_setup(when):
+    with dask_client(workers=2) as client:
+        pids = worker_pids(client)
+        victim = pids[sorted(pids)[0]]        # rank 0 hosts the coordinator
+        delay = 0.6 if when == "rank0" else 0.0
+
+        def kill():
+            time.sleep(delay)
+            os.kill(victim, signal.SIGKILL)
+
+        t = threading.Thread(target=kill, daemon=True)
+        t.start()
+        r = solve(TREE, client=client, checkpoint_every=0.3)
+        t.join(5)
+        assert r.count == TREE_COUNT and r.conservation()["holds"]
+        all_pids = list(pids.values()) + list(worker_pids(client).values())
+    end_processes(all_pids)
+
+
+# -- real `dask scheduler` + `dask worker` processes -----------------------------------------
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DaskProcesses:
+    def __init__(self, tmp):
+        self.port = free_port()
+        self.addr = f"tcp://127.0.0.1:{self.port}"
+        self.env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+        self.log = open(os.path.join(tmp, "cluster.log"), "w")
+        self.procs = []
+        self.scheduler = self._start(["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+                                      "--dashboard-address", ":0"])
+
+    def _start(self, args):
+        p = subprocess.Popen([os.path.join(BIN, "dask")] + args, stdout=self.log,
+                             stderr=self.log, env=self.env)
+        self.procs.append(p)
+        return p
+
+    def add_worker(self):
+        return self._start(["worker", self.addr, "--nthreads", "1", "--no-nanny",
+                            "--host", "127.0.0.1", "--dashboard-address", ":0"])
+
+    def client(self, n):
+        from distributed import Client
+        c = Client(self.addr, timeout="30s")
+        c.wait_for_workers(n, timeout=60)
+        return c
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        end_processes([p.pid for p in self.procs])
+        for p in self.procs:
+            p.wait(timeout=10)
+        self.log.close()
+        assert all(p.poll() is not None for p in self.procs)
+
+
+@pytest.fixture(scope="module")
+def dask_procs(tmp_path_factory):
+    d = DaskProcesses(str(tmp_path_factory.mktemp("dask")))
+    try:
+        d.add_worker()
+        d.add_worker()
+        yield d
+    finally:
+        d.close()
+
+
+def test_scheduler_workers_1_uses_one_worker(dask_procs):
+    with dask_procs.client(2):
+        pass
+    r = solve(UTSProblem.preset("default"), scheduler=dask_procs.addr, workers=1)
+    assert r.count == 1732 and r.backend == "dask[1]"
+
+
+def test_worker_joins_and_worker_killed_through_scheduler(dask_procs):
+    """A `dask worker` started mid-run gets rows (its node count > 0); one killed
+    mid-run costs a rollback, not the answer."""
+    with dask_procs.client(2) as c:
+        before = set(c.run(os.getpid))
+        solve(UTSProblem.preset("default"), client=c)          # kernels loaded
+        joiner = dask_procs.add_worker()
+        # long enough for the new process to start and load its kernels on a loaded
+        # machine; the limit counts from the start, so the joiner gets the rest
+        r = solve(UTSProblem.preset("T1L"), client=c, checkpoint_every=0.5, time_limit=25)
+        joined = [w for w in r.workers if w.worker not in before]
+        assert joined and all(w.nodes > 0 for w in joined), [(w.worker, w.nodes) for w in r.workers]
+        assert r.conservation()["holds"]
+
+        def kill():
+            time.sleep(0.8)
+            joiner.kill()
+
+        t = threading.Thread(target=kill, daemon=True)
+        t.start()
+        r = solve(UTSProblem.preset("T1"), client=c, checkpoint_every=0.3)
+        t.join(5)
+        assert r.count == T1 and r.conservation()["holds"]
+
+
+def wait_until_searching(d):
+    with d.client(1) as c:
+        deadline = time.time() + 90
+        while time.time() < deadline:     # wait until the search runs on the workers
+            if sum(c.run(running_searches).values()):
+                return
+            time.sleep(0.2)
+    pytest.fail("the search never started")
+
+
+def test_orphaned_search_stops_when_its_client_is_killed(dask_procs, tmp_path):
+    """kill -9 of the CLI mid-search: every worker drops the search within seconds
+    (each epoch ends by itself; nothing starts the next one)."""
+    with dask_procs.client(2) as c:
+        cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--tree", "T1L",
+                                "--scheduler", dask_procs.addr, "--checkpoint-every", "1"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until_searching(dask_procs)
+            cli.kill()
+            cli.wait(timeout=10)
+            deadline = time.time() + 15
             while time.time() < deadline:
-                busy = client.processing()
-                if sum(any(str(k).startswith("stealsearch-") for k in v)
-                       for v in busy.values()) == 2:
+                if not sum(c.run(running_searches).values()):
                     break
                 time.sleep(0.2)
-            time.sleep(1.0)
-            os.kill(pids[victim], signal.SIGKILL)
-
-        threading.Thread(target=kill_once_searching, daemon=True).start()
-        t0 = time.time()
-        with pytest.raises(SearchFailed, match="left the cluster"):
-            solve(UTSProblem.preset("T1L"), client=client)     # ~20 s of work
-        assert time.time() - t0 < 120
-        survivors = list(client.run(os.getpid).values())
-    end_processes(list(pids.values()) + survivors)
+            else:
+                pytest.fail("the orphaned search kept running on the workers")
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+                cli.wait(timeout=10)
 
 
+def test_scheduler_death_is_one_line_and_exit_1(tmp_path):
+    d = DaskProcesses(str(tmp_path))
+    try:
+        d.add_worker()
+        cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--tree", "T1L",
+                                "--scheduler", d.addr, "--checkpoint-every", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until_searching(d)
+        d.scheduler.kill()
+        out, err = cli.communicate(timeout=120)
+        assert cli.returncode == 1, (out, err)
+        assert err.strip().count("\n") == 0 and "search failed" in err, err
+        assert "Traceback" not in err
+    finally:
+        d.close()
+
+
+# -- cluster configs ---------------------------------------------------------------------------
 def test_local_cluster_config(tmp_path):
     with dask_client(config="cluster_configs/local.yaml") as client:
         pids = list(client.run(os.getpid).values())
         r = solve(UTSProblem.preset("default"), client=client)
         assert r.count == 1732 and r.backend == "dask[2]"
     end_processes(pids)
+    assert not any(_alive(p) for p in pids)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -64,3 +249,12 @@ def test_missing_config_file():
     with pytest.raises(InputError, match="not found"):
         with dask_client(config="no/such/file.yaml"):
             pass
+
+
+def test_wrong_policy_type_is_an_input_error():
+    with pytest.raises(InputError, match="StealPolicy"):
+        solve(UTSProblem.preset("default"), backend="sequential", policy={"k": 3})
+
+
+def test_search_failed_is_a_runtime_error():
+    assert issubclass(SearchFailed, RuntimeError)

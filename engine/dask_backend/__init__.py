@@ -1,0 +1,29 @@
+"""The Dask backend: the stealstack protocol over the workers of a distributed cluster.
+
+Shape of a run (seed 003, ch. 3 and §4.1-4.2), as a sequence of epochs
+(:mod:`engine.epochs` has the argument for exactness across failures):
+
+1. The client expands the root frontier until every worker can get a row: the first
+   cut.
+2. Every epoch deals the last cut over the workers present now (a worker keeps its
+   own rows; rows of lost workers are dealt round-robin, seed §4.1) and submits one
+   long-running task per worker, pinned to it, with only that worker's share.
+3. Each task (:mod:`.worker`) ``secede``\\ s and runs the search loop: kernel chunks,
+   RELEASE / ACQUIRE / STEAL; steals, incumbent updates, credit returns, progress
+   reports and stops go worker to worker through comm handlers (:mod:`.plugin`
+   routes them to the search object's methods).  The scheduler is not on the steal
+   path.  Handlers answer in ~1 ms; actors in 1.5-3.4 ms and die with their worker;
+   Pub/Sub no longer exists (ARCHITECTURE.md).
+4. A task ends its epoch by itself after ``checkpoint_every`` seconds, at a limit,
+   on a stop, or when the credit says the tree is exhausted, and returns its rows
+   and counters (:class:`.wire.EpochOutcome`).  The client (:mod:`.driver`) commits
+   them as the next cut (optionally written to disk, :mod:`engine.checkpoint`), or,
+   if a worker was lost or stalled, discards the epoch and deals the last cut again.
+
+Modules: :mod:`.wire` (message names, typed set-up and outcome), :mod:`.worker`
+(the per-worker search object with its handlers, rank 0's coordinator handlers),
+:mod:`.plugin` (the thin router), :mod:`.driver` (the client).
+"""
+from .driver import (DEFAULT_CHECKPOINT_EVERY, PEER_TIMEOUT, first_cut, live_workers,  # noqa: F401
+                     run_dask)
+from .plugin import PLUGIN_NAME, SEARCHES, StealstackPlugin  # noqa: F401

@@ -1,0 +1,63 @@
+"""What travels: the comm handler names, the per-epoch set-up and the typed outcome.
+
+Every message names its search and its epoch (``search_id``, ``epoch``); a worker
+serves only the epoch it is running, so a message of an aborted epoch finds nobody
+and is answered ``GONE`` (see :mod:`engine.epochs`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..policy import StealPolicy
+from ..problem import Problem
+from ..result import WorkerStats
+
+#: handlers served by every worker's search object (``WorkerSearch.handle_<op>``)
+WORKER_OPS = ("steal", "incumbent", "stop", "ping")
+#: handlers served by rank 0's coordinator (``CoordinatorEndpoint.handle_<op>``)
+COORDINATOR_OPS = ("credit", "report", "request_stop", "progress")
+PREFIX = "stealsearch_"
+
+#: reply of a handler whose (search, epoch) is not (or no longer) on this worker
+GONE = "gone"
+
+
+def handler_name(op: str) -> str:
+    return PREFIX + op
+
+
+@dataclass
+class EpochSpec:
+    """Everything a worker needs to run one epoch (its own rows travel beside it)."""
+
+    search_id: str
+    epoch: int
+    problem: Problem
+    peers: list[str]
+    policy: StealPolicy
+    incumbent: int
+    epoch_seconds: float            # the worker ends the epoch after this long (a cut)
+    time_left: float | None         # the search's time limit, from the epoch's start
+    node_limit: int | None          # nodes this epoch may expand (all workers together)
+    t_offset: float                 # search seconds before this epoch (for histories)
+    peer_timeout: float             # a peer call slower than this aborts the epoch
+
+
+@dataclass
+class EpochOutcome:
+    """What one worker returns at the end of its epoch."""
+
+    rank: int
+    address: str
+    rows: object                    # its open rows, bottom-to-top (a codec batch)
+    counters: np.ndarray
+    best_value: int | None
+    best_buffer: np.ndarray | None
+    history: list
+    stats: WorkerStats
+    rows_left_shared: int           # rows its shared portion still held (conservation)
+    stop_reason: str | None         # cut, exhausted, found, time_limit, node_limit, ...
+    failure: str | None             # a peer call that failed: the epoch must be aborted
+    coordinator: dict | None = field(default=None)   # rank 0: the coordinator's snapshot

@@ -1,0 +1,133 @@
+"""Epochs and consistent cuts: how a search survives lost workers, stops, and resumes.
+
+A search is a sequence of **epochs**.  An epoch starts from a **cut** (a set of rows,
+the committed counters and the incumbent), deals the cut's rows over the workers
+present *now*, runs the stealstack on them for at most ``epoch_seconds``, and ends
+when every worker of the epoch has returned its state.  What they return is the
+next cut.
+
+Why the end of an epoch is a consistent cut (no row in flight)
+---------------------------------------------------------------
+Every worker ends its epoch by itself (its own clock: the epoch length, a limit, a
+stop message), and ends it in one step: :meth:`engine.stealstack.SharedPortion.close`
+takes its shared rows and refuses every later steal under the lock a thief takes.
+A steal is a synchronous request/reply made by the thief's search thread, so a thief
+cannot end its epoch while its steal is open.  Hence, once every worker of the epoch
+has returned, every row released or stolen during the epoch is at exactly one place:
+in the rows some worker returned.  Rows that were dealt are conserved (checked per
+epoch: released = acquired + stolen + left in shared).  Nothing is taken from the
+credit machinery for this: the credits only detect *early* termination (every worker
+empty), after which the cut is empty and the search is complete.
+
+Why no node is lost or counted twice across a rollback
+------------------------------------------------------
+The counters of a cut count exactly the nodes expanded *above* its rows: the nodes of
+every committed epoch (each of which started from the previous cut and ended in this
+one).  A committed epoch contributes its counters and its rows together, or nothing.
+
+* Commit: an epoch is committed only if every worker dealt to returned an outcome
+  without a failure (no peer call timed out, no worker left).  Then the new cut's
+  rows are precisely the unexplored frontier of the old cut's rows minus what the
+  epoch expanded, and its counters are the old counters plus what it expanded.
+* Abort: if any worker of the epoch is lost, stalls past a timeout, or saw a peer
+  call fail, the whole epoch is discarded: its counters (reported as
+  ``nodes_redone``) and its rows.  The next epoch starts again from the *old* cut, so
+  each node below it is expanded exactly once in the committed history.  Stale
+  messages cannot leak into a later epoch: every message carries (search id, epoch)
+  and a worker only serves the epoch it runs; a reply to a timed-out request is
+  dropped together with the epoch it belonged to.
+* The incumbent of an aborted epoch may be kept: it is a verified solution and only
+  prunes, so an optimum stays the optimum (counts in optimise mode may differ from
+  a run without the kill, as they may between any two parallel runs).  Enumerate
+  mode has no incumbent, so its counts are exactly the sequential ones.
+
+Work lost per failure is bounded by one epoch on every worker
+(``epoch_seconds x workers`` of compute, plus the detection time).
+
+Workers that join are dealt rows at the next epoch (every epoch re-deals); a worker
+that retires gracefully (``retire_workers``) is handled as a loss: the epoch rolls
+back (simple and exact; handing its rows over without a rollback would need a
+hand-off message the stealstack does not have).
+
+Alternatives considered: supervised steals (a victim keeps what it gave until the
+thief's subtree is done, HdpH-RS) lose less work per failure but need a replica of
+every stolen batch and a tree of obligations; a paused-cut (stop stealing, snapshot,
+continue in the same tasks) saves the task restart but needs a second protocol with
+its own timeouts.  Ending the epoch is the same code path as a time limit, so it is
+the one already exercised by every limit test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .problem import Problem, reduce_counters
+
+
+@dataclass
+class Cut:
+    """A consistent cut of a search: the open rows and everything committed above them.
+
+    ``batches`` maps a holder (a worker address, or "" for rows with no holder, e.g.
+    read from disk) to its rows in bottom-to-top order; a worker that is still there
+    gets its own rows back at the next epoch (its subtrees stay where they were)."""
+
+    batches: dict[str, object]
+    counters: np.ndarray
+    best_value: int | None = None
+    best_buffer: np.ndarray | None = None
+    history: list = field(default_factory=list)
+    elapsed: float = 0.0          # search seconds before this cut (across resumes)
+    epochs: int = 0               # committed epochs
+    recoveries: int = 0           # aborted epochs (rollbacks)
+    nodes_redone: int = 0         # nodes of aborted epochs
+
+    def rows(self, codec):
+        """Every open row, in one batch."""
+        return codec.concat([b for b in self.batches.values() if len(b)])
+
+    def n_rows(self) -> int:
+        return sum(len(b) for b in self.batches.values())
+
+    @property
+    def nodes(self) -> int:
+        return int(self.counters[0])
+
+    def incumbent(self, problem: Problem) -> int:
+        init = int(problem.initial_incumbent())
+        return init if self.best_value is None else max(init, int(self.best_value))
+
+    def offer(self, value, buffer, history=()) -> None:
+        """Keep a better solution (from a committed or an aborted epoch)."""
+        if value is not None and (self.best_value is None or value > self.best_value):
+            self.best_value, self.best_buffer = int(value), np.asarray(buffer).copy()
+        self.history = list(self.history) + list(history)
+
+    def advance(self, problem: Problem, batches: dict, counters: list) -> "Cut":
+        """The cut after one committed epoch (counters are added, rows replaced)."""
+        return Cut(batches=batches, counters=reduce_counters(problem, [self.counters] + counters),
+                   best_value=self.best_value, best_buffer=self.best_buffer,
+                   history=list(self.history), elapsed=self.elapsed, epochs=self.epochs + 1,
+                   recoveries=self.recoveries, nodes_redone=self.nodes_redone)
+
+
+def deal(cut: Cut, workers: list[str], codec) -> list:
+    """Rows for each of ``workers``: a worker keeps its own rows; rows whose holder is
+    gone (or unknown) are dealt round-robin by row (seed 003 §4.1) over every worker,
+    starting with those that hold nothing.  Workers left with nothing steal."""
+    shares = {w: [] for w in workers}
+    orphans = []
+    for holder, rows in cut.batches.items():
+        if not len(rows):
+            continue
+        (shares[holder].append(rows) if holder in shares else orphans.append(rows))
+    if orphans:
+        rows = codec.concat(orphans)
+        order = sorted(workers, key=lambda w: sum(len(b) for b in shares[w]))
+        n = len(order)
+        for i, w in enumerate(order):
+            part = rows[i::n]
+            if len(part):
+                shares[w].append(part)
+    return [codec.concat(shares[w]) if shares[w] else codec.empty() for w in workers]

@@ -1,0 +1,243 @@
+"""Checkpoints and resume (API and CLI), refused checkpoints, node-limit grants, and
+Ctrl-C / SIGTERM through a real `stealsearch` process."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import psutil
+import pytest
+
+from engine import StealPolicy, resume, solve
+from engine.checkpoint import CheckpointError
+from problems.clique import CliqueProblem
+from problems.clique.generators import gnp
+from problems.uts import UTSProblem
+from procutil import _alive, end_processes
+from stealsearch.cli import main
+
+BIN = os.path.dirname(sys.executable)
+T1 = (4130071, 10, 3305118)
+
+
+def figures(r):
+    return (r.count, r.counters["depth"], r.counters["leaves"])
+
+
+@pytest.fixture(scope="module")
+def t1_checkpoint(tmp_path_factory):
+    """T1 interrupted after ~1/3 of its nodes, checkpointed (sequential backend)."""
+    d = tmp_path_factory.mktemp("ck") / "t1"
+    r = solve(UTSProblem.preset("T1"), backend="sequential", node_limit=1_500_000,
+              checkpoint=str(d))
+    assert r.status == "interrupted" and r.checkpoint == str(d)
+    return d, r
+
+
+def copy_checkpoint(src, dst):
+    import shutil
+    shutil.copytree(src, dst)
+    return str(dst)
+
+
+def test_resume_equals_uninterrupted_sequential_and_dask(t1_checkpoint, tmp_path, cluster4):
+    d, first = t1_checkpoint
+    m = json.loads((d / "manifest.json").read_text())
+    assert m["nodes"] == first.nodes and m["rows"] > 0 and m["status"] == "node_limit"
+    r = resume(copy_checkpoint(d, tmp_path / "a"), backend="sequential")   # problem from the pickle
+    assert figures(r) == T1 and r.status == "exhausted"
+    r = resume(copy_checkpoint(d, tmp_path / "b"), UTSProblem.preset("T1"), client=cluster4,
+               workers=3)
+    assert figures(r) == T1 and r.backend == "dask[3]"
+    assert r.conservation()["holds"]
+
+
+def test_dask_checkpoint_resumed_on_other_worker_count_and_sequential(tmp_path, cluster4):
+    p = CliqueProblem(gnp(200, 0.7, seed=3))
+    omega = solve(p, backend="sequential").objective
+    d = tmp_path / "ck"
+    r = solve(p, client=cluster4, workers=2, node_limit=30_000, checkpoint=str(d),
+              checkpoint_every=0.2)
+    assert r.status == "interrupted" and r.bound >= omega
+    again = copy_checkpoint(d, tmp_path / "c2")
+    r4 = resume(str(d), p, client=cluster4, workers=4)
+    assert r4.status == "optimal" and r4.objective == omega and r4.verified
+    rs = resume(again, p, backend="sequential")
+    assert rs.status == "optimal" and rs.objective == omega and rs.verified
+
+
+def test_periodic_checkpoints_and_resume_of_a_complete_one(tmp_path, cluster4):
+    d = tmp_path / "ck"
+    r = solve(UTSProblem.preset("T1"), client=cluster4, workers=2, checkpoint=str(d),
+              checkpoint_every=0.2)
+    assert figures(r) == T1 and r.epochs >= 2 and r.info["checkpoint_writes"] >= 2
+    assert json.loads((d / "manifest.json").read_text())["status"] == "complete"
+    r = resume(str(d), backend="sequential")
+    assert figures(r) == T1 and r.nodes == T1[0]
+
+
+def corrupt(kind, d):
+    m = json.loads((d / "manifest.json").read_text())
+    if kind == "truncated manifest":
+        (d / "manifest.json").write_text((d / "manifest.json").read_text()[:50])
+    elif kind == "corrupt rows":
+        p = d / m["rows_file"]
+        b = bytearray(p.read_bytes())
+        b[-3] ^= 0xFF
+        p.write_bytes(bytes(b))
+    elif kind == "truncated rows":
+        p = d / m["rows_file"]
+        p.write_bytes(p.read_bytes()[:-16])
+    elif kind == "version":
+        m["version"] = 99
+        (d / "manifest.json").write_text(json.dumps(m))
+    elif kind == "not a checkpoint":
+        (d / "manifest.json").unlink()
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("truncated manifest", "unreadable or truncated"),
+    ("corrupt rows", "checksum"),
+    ("truncated rows", "checksum"),
+    ("version", "version"),
+    ("not a checkpoint", "not a checkpoint"),
+])
+def test_refused_checkpoints_one_line_exit_2(tmp_path, capsys, kind, message):
+    d = tmp_path / "ck"
+    assert main(["uts", "--tree", "default", "--sequential", "--node-limit", "100",
+                 "--checkpoint", str(d)]) == 0
+    capsys.readouterr()
+    corrupt(kind, d)
+    assert main(["resume", str(d), "--sequential"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+    with pytest.raises(CheckpointError):
+        resume(str(d), UTSProblem.preset("default"), backend="sequential")
+
+
+def test_checkpoint_of_another_input_is_refused(tmp_path, capsys):
+    d = tmp_path / "ck"
+    g1, g2 = tmp_path / "a.clq", tmp_path / "b.clq"
+    from problems.clique.io import write_dimacs
+    write_dimacs(gnp(40, 0.5, seed=1), g1)
+    assert main(["clique", str(g1), "--sequential", "--node-limit", "50",
+                 "--checkpoint", str(d)]) == 0
+    capsys.readouterr()
+    write_dimacs(gnp(40, 0.5, seed=2), g1)          # the input file changed
+    assert main(["resume", str(d), "--sequential"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "different input" in err
+    with pytest.raises(CheckpointError, match="different input"):
+        resume(str(d), CliqueProblem(gnp(40, 0.5, seed=3)), backend="sequential")
+    del g2
+
+
+def test_never_writes_into_a_foreign_directory(tmp_path):
+    (tmp_path / "mine.txt").write_text("precious")
+    with pytest.raises(CheckpointError, match="not empty"):
+        solve(UTSProblem.preset("default"), backend="sequential", checkpoint=str(tmp_path))
+    assert (tmp_path / "mine.txt").read_text() == "precious"
+
+
+def test_cli_resume_prints_the_same_output(tmp_path, capsys):
+    d = tmp_path / "ck"
+    assert main(["uts", "--tree", "T1", "--sequential", "--node-limit", "1000000",
+                 "--checkpoint", str(d), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "interrupted"
+    assert main(["resume", str(d), "--sequential"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["count"], out["depth"], out["leaves"]) == T1
+    assert out["matches_published"] is True and out["backend"] == "sequential"
+
+
+def test_node_limit_overshoot_is_bounded_on_dask(cluster4):
+    """#11: at --node-limit 1000 the count overshot 30-44x; grants make it exact."""
+    for n in (2, 4):
+        r = solve(UTSProblem.preset("T1L"), client=cluster4, workers=n, node_limit=1000)
+        assert r.status == "interrupted" and r.stop_reason == "node_limit"
+        assert 0 < r.nodes <= 1000 + n * StealPolicy().budget
+        assert r.conservation()["holds"]
+
+
+# -- signals through a real process --------------------------------------------------------
+def run_and_signal(argv, sig, tmp_path, group=True, twice=False):
+    proc = subprocess.Popen([os.path.join(BIN, "stealsearch")] + argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    family = set()
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:        # until the search runs on its workers
+            try:
+                kids = psutil.Process(proc.pid).children(recursive=True)
+            except psutil.NoSuchProcess:
+                break
+            family.update(k.pid for k in kids)
+            busy = []
+            for k in kids:
+                try:
+                    if k.cpu_times().user > 1.0:
+                        busy.append(k)
+                except psutil.NoSuchProcess:
+                    pass
+            if len(busy) >= 2:                # both workers are searching
+                break
+            time.sleep(0.2)
+        time.sleep(0.5)
+        family.update(k.pid for k in psutil.Process(proc.pid).children(recursive=True))
+        for _ in range(2 if twice else 1):
+            if group:
+                os.killpg(proc.pid, sig)    # a terminal's Ctrl-C reaches the whole group
+            else:
+                os.kill(proc.pid, sig)
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        end_processes(sorted(family))
+    assert not any(_alive(p) for p in family), "a process of the run was left"
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("sig, code, group", [(signal.SIGINT, 130, True),
+                                              (signal.SIGTERM, 143, False)])
+def test_interrupt_prints_result_with_bound(tmp_path, sig, code, group):
+    d = tmp_path / "ck"
+    rc, out, err = run_and_signal(["clique", "--gnp", "400", "0.8", "--workers", "2",
+                                   "--checkpoint", str(d), "--json"], sig, tmp_path, group)
+    assert rc == code, (out, err)
+    res = json.loads(out)
+    assert res["status"] == "interrupted" and res["bound"] is not None
+    assert res["bound"] >= (res["objective"] or 0)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "leaked" not in err, err
+    assert json.loads((d / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_second_ctrl_c_exits_at_once_and_ends_every_process(tmp_path):
+    rc, out, err = run_and_signal(["uts", "--tree", "T1L", "--workers", "2"], signal.SIGINT,
+                                  tmp_path, group=True, twice=True)
+    assert rc == 130 and "Traceback" not in err, err
+
+
+def test_ctrl_c_on_the_sequential_backend(tmp_path):
+    proc = subprocess.Popen([os.path.join(BIN, "stealsearch"), "clique", "--gnp", "400", "0.8",
+                             "--sequential", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline and psutil.Process(proc.pid).cpu_times().user < 4.0:
+            time.sleep(0.2)                   # imports, graph, kernel load, then searching
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 130, err
+    res = json.loads(out)
+    assert res["status"] == "interrupted" and res["bound"] >= (res["objective"] or 0)
