@@ -861,7 +861,7 @@ def build_twolevel(ctx: Context) -> None:
     ctx.claim("Theorem 1: 2LVDSOPT's makespan equals the lower bound on every DAG meeting "
               "conditions (2)-(3)", "makespan = lower bound (minimal)",
               f"{len(eq)} of {len(total)} random DAGs ("
-              + ", ".join(sorted({str(fig(r, 'kind')) for r in R})) + f"; n "
+              + ", ".join(sorted({str(fig(r, 'kind')) for r in R})) + "; n "
               + ", ".join(str(n) for n in sorted({fig(r, "n") for r in R})) + ") at the bound",
               "exact, every DAG", bool(total) and len(eq) == len(total),
               "a DAG above its bound or an item that failed")

@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 
-import numpy as np
 
 from ..outcome import improve
 from ..problem import IMPROVED, Mode

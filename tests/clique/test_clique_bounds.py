@@ -1,7 +1,6 @@
 """The MCS-family bounds (colour, recolour, infra, maxsat), the vertex orders and the
 initial clique heuristic: every combination against networkx and the DIMACS files."""
 import functools
-import os
 from pathlib import Path
 
 import networkx as nx
