@@ -29,6 +29,13 @@ def requested() -> bool:
     return bool(_received)
 
 
+def stop_if_requested() -> None:
+    """Raise KeyboardInterrupt if a first signal was recorded: for loops that run many
+    searches (a sweep) and stop between them."""
+    if _received:
+        raise KeyboardInterrupt
+
+
 def received_signal() -> int | None:
     """The first signal received (for the exit code 128 + n), or None."""
     return _received[0] if _received else None
@@ -62,6 +69,11 @@ def _handler(signum, frame):
 def handling_interrupts():
     """Record SIGINT/SIGTERM instead of raising (main thread only; else a no-op)."""
     if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGINT) is _handler:
+        # nested (a sweep running searches in this process): the outer context owns the
+        # record, so a Ctrl-C that stopped this search also stops the loop around it
         yield
         return
     reset()

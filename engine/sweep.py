@@ -107,6 +107,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from . import interrupts
 from .errors import InputError
 from .policy import StealPolicy
 
@@ -843,20 +844,27 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
         small = [it for it in todo if it.size == "small"] if client is not None else todo
         big = [it for it in todo if it.size == "big"] if client is not None else []
         try:
-            if client is None:
-                for item in small:
-                    grace = None if item.timeout is None else item.timeout + _grace(item.timeout)
-                    try:
-                        with _Alarm(grace):
-                            outcome = run_item(item.ref, item.params, item.engine, item.timeout)
-                    except ItemTimeout:   # the alarm rang just after the item returned
-                        outcome = _abandoned(item)
-                    record(item, outcome)
-            else:
-                _run_tasks(client, small, record)
-                for item in big:
-                    record(item, run_item(item.ref, item.params, item.engine, item.timeout,
-                                          client=client))
+            # A first Ctrl-C / SIGTERM is recorded (engine.interrupts), not raised: a search
+            # running here stops cleanly, its cut-short row is dropped (so a re-run does
+            # it again), and the sweep stops between items.
+            with interrupts.handling_interrupts():
+                if client is None:
+                    for item in small:
+                        grace = None if item.timeout is None else item.timeout + _grace(item.timeout)
+                        try:
+                            with _Alarm(grace):
+                                outcome = run_item(item.ref, item.params, item.engine, item.timeout)
+                        except ItemTimeout:   # the alarm rang just after the item returned
+                            outcome = _abandoned(item)
+                        interrupts.stop_if_requested()
+                        record(item, outcome)
+                else:
+                    _run_tasks(client, small, record)
+                    for item in big:
+                        outcome = run_item(item.ref, item.params, item.engine, item.timeout,
+                                           client=client)
+                        interrupts.stop_if_requested()
+                        record(item, outcome)
         except KeyboardInterrupt:
             summary.interrupted = True
             raise
@@ -894,6 +902,7 @@ def _run_tasks(client, items: list, record) -> None:
     ac = as_completed()
     try:
         while pending or inflight:
+            interrupts.stop_if_requested()
             while pending and len(inflight) < slots:
                 item = pending.popleft()
                 fut = client.submit(run_item, item.ref, item.params, item.engine, item.timeout,

@@ -61,12 +61,17 @@ def _register_resume(sub) -> None:
                                    "is run again from its last consistent cut, on the backend "
                                    "given here (default: a LocalCluster of 2 workers).  A "
                                    "checkpoint of a different input is refused.")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="the folder a --checkpoint DIR run wrote")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N")
-    where.add_argument("--sequential", action="store_true")
-    where.add_argument("--scheduler", metavar="ADDR", default=None)
-    where.add_argument("--cluster-config", metavar="FILE", default=None)
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="continue on a LocalCluster of N worker processes (2 when no "
+                            "other place is given)")
+    where.add_argument("--sequential", action="store_true",
+                       help="continue in this process (no cluster)")
+    where.add_argument("--scheduler", metavar="ADDR", default=None,
+                       help="continue on a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    where.add_argument("--cluster-config", metavar="FILE", default=None,
+                       help="continue on a cluster described in cluster_configs/")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="stop after S more seconds")
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
