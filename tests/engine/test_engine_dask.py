@@ -6,7 +6,7 @@ import pytest
 from engine import StealPolicy, solve
 from engine.policy import VICTIM_ORDERS
 from problems.uts import UTSParams, UTSProblem
-from subset_sum import SubsetSum, dp_oracle
+from examples.subset_sum import SubsetSum, dp_oracle
 
 SMALL_TREES = {
     "default": UTSProblem.preset("default"),

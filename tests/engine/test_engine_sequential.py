@@ -6,7 +6,7 @@ import pytest
 
 from engine import InputError, StealPolicy, solve
 from problems.uts import UTSProblem
-from subset_sum import SubsetSum, dp_oracle
+from examples.subset_sum import SubsetSum, dp_oracle
 
 
 def instance(seed, n=18):

@@ -12,7 +12,7 @@ import pytest
 from engine.errors import InputError
 from engine.sweep import GridError, SweepTable, load_grid, parse_cell, run_sweep
 
-from subset_sum import SubsetSum
+from examples.subset_sum import SubsetSum
 
 
 # ------------------------------------------------------------ the test's item kinds
