@@ -8,9 +8,9 @@ It shows what the caller knows: ``update(nodes, bound=..., incumbent=..., steals
 idle_workers=..., workers=..., fraction_done=...)``; a field left out (or ``None``) is
 not shown.  Any other keyword is shown as ``key=value`` after them.
 
-* It is off unless ``enabled`` and the stream (stderr by default) is a terminal: a
-  log file or a pipe gets no carriage returns.  ``--quiet``/``--json`` pass
-  ``enabled=False``.
+* ``enabled=False`` (``--quiet``, ``--json``) shows nothing.  On a stream that is not
+  a terminal (a log file, a pipe) there is no live line and no carriage return: a
+  plain line every ``PLAIN_INTERVAL`` seconds and the last figures on close.
 * Log records written meanwhile through :mod:`logging` go above the line, not into it
   (:func:`tqdm.contrib.logging.logging_redirect_tqdm` while the line is shown).
 * ``close()`` draws the last figures and ends the line with a newline; it is
@@ -26,6 +26,8 @@ import time
 
 #: seconds between redraws
 MIN_INTERVAL = 0.5
+#: seconds between plain lines when the stream is not a terminal
+PLAIN_INTERVAL = 30.0
 
 _KNOWN = ("bound", "incumbent", "steals", "idle_workers", "workers", "fraction_done")
 
@@ -90,7 +92,7 @@ class Progress:
 
     enabled : show it at all (the caller's ``--progress``/``--quiet``/``--json``).
     desc : what runs (``"uts on 4 workers"``).
-    file : the stream (default ``sys.stderr``); shown only if ``file.isatty()``.
+    file : the stream (default ``sys.stderr``); a live line only if ``file.isatty()``.
     mininterval : seconds between redraws (``update`` in between only records).
     """
 
@@ -100,17 +102,20 @@ class Progress:
         self.file = sys.stderr if file is None else file
         self.mininterval = mininterval
         isatty = getattr(self.file, "isatty", None)
-        self.enabled = bool(enabled) and bool(isatty and isatty())
+        self.live = bool(enabled) and bool(isatty and isatty())
+        #: plain lines instead of a live one (enabled, not a terminal)
+        self._plain = bool(enabled) and not self.live
+        self.enabled = bool(enabled)
         self._bar = None
         self._redirect = contextlib.ExitStack()
         self._t0 = time.monotonic()
-        self._last_draw = float("-inf")
+        self._last_draw = self._t0 if self._plain else float("-inf")
         self._nodes = 0
         self._fields: dict = {}
         self._extra: dict = {}
         self._rate: float | None = None
         self._rate_mark = (self._t0, 0)
-        if self.enabled:
+        if self.live:
             from tqdm import tqdm
             from tqdm.contrib.logging import logging_redirect_tqdm
 
@@ -123,7 +128,7 @@ class Progress:
     # -- the caller's side
     def update(self, nodes: int, **fields) -> None:
         """Record the latest figures; redraw if ``mininterval`` has passed."""
-        if self._bar is None:
+        if self._bar is None and not self._plain:
             return
         now = time.monotonic()
         nodes = int(nodes)
@@ -136,7 +141,11 @@ class Progress:
         self._nodes = nodes
         for k, v in fields.items():
             (self._fields if k in _KNOWN else self._extra)[k] = v
-        if now - self._last_draw >= self.mininterval:
+        if self._plain:
+            if now - self._last_draw >= PLAIN_INTERVAL:
+                self._last_draw = now
+                print(self.line(), file=self.file, flush=True)
+        elif now - self._last_draw >= self.mininterval:
             self._draw(now)
 
     def write(self, text: str) -> None:
@@ -157,6 +166,10 @@ class Progress:
 
     def close(self) -> None:
         """Draw the last figures and end the line with a newline (idempotent)."""
+        if self._plain:
+            self._plain = False
+            print(self.line(), file=self.file, flush=True)
+            return
         bar, self._bar = self._bar, None
         if bar is None:
             return

@@ -37,12 +37,15 @@ def test_fields_and_final_newline():
     assert out.getvalue() == text
 
 
-def test_off_when_not_a_terminal_or_disabled():
-    plain = io.StringIO()            # isatty() is False
-    bar = Progress(True, file=plain, mininterval=0)
+def test_plain_lines_when_not_a_terminal_nothing_when_disabled():
+    plain = io.StringIO()            # isatty() is False: no live line, no \r
+    bar = Progress(True, desc="uts", file=plain, mininterval=0)
     bar.update(10, incumbent=3)
     bar.close()
-    assert plain.getvalue() == "" and not bar.enabled
+    bar.close()
+    assert not bar.live and "\r" not in plain.getvalue()
+    assert plain.getvalue().count("\n") == 1
+    assert plain.getvalue().startswith("uts: 10 nodes") and "best 3" in plain.getvalue()
     tty = FakeTTY()
     bar = Progress(False, file=tty, mininterval=0)   # --quiet / --json
     bar.update(10)
