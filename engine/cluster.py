@@ -72,6 +72,13 @@ def _quiet_logs() -> None:
     logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
 
 
+def _stderr_is_a_terminal() -> bool:
+    import sys
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _notice(message: str) -> None:
     """A line for the user on stderr (through logging, so an API caller can route it).
 
@@ -297,7 +304,11 @@ def _local_cluster_keywords() -> set[str]:
 
 def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *,
                   force: bool = False, **kwargs):
-    """A ``LocalCluster`` of worker *processes* on 127.0.0.1 with no dashboard.
+    """A ``LocalCluster`` of worker *processes* on 127.0.0.1.
+
+    Private by default: the scheduler, the workers, their nannies and the dashboard
+    (a free port, on 127.0.0.1 only) listen on the loopback interface; pass ``host``
+    and ``dashboard_address`` (e.g. in a ``kind: local`` config) to open them up.
 
     One thread per worker: the search loop secedes from it, and the kernel releases
     the GIL, so the worker's event loop keeps answering steals and heartbeats.
@@ -307,7 +318,8 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     workers = check_worker_count(workers, force)
     _check_keys(kwargs, _local_cluster_keywords(), "local cluster")
     _quiet_logs()
-    kwargs.setdefault("dashboard_address", ":0")  # a free port: never clash with another cluster
+    # a free port, never clashing with another cluster; ":0" would mean every interface
+    kwargs.setdefault("dashboard_address", "127.0.0.1:0")
     kwargs.setdefault("host", "127.0.0.1")
     kwargs.setdefault("silence_logs", logging.ERROR)
     import dask
@@ -461,6 +473,47 @@ def _cluster_from_config(path: str, force: bool = False):
 
 # --------------------------------------------------------------------------- client
 
+def dashboard_link(client) -> str | None:
+    """The link to the dashboard of ``client``'s scheduler, or None if it serves none.
+
+    Asked of the scheduler itself (its ``dashboard`` service port), so it is right for
+    a LocalCluster of ours and for a scheduler we only connected to; the host is the
+    one we reached the scheduler at.  The search page is ``.../stealsearch`` beside it
+    (:mod:`engine.monitor`).
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.utils import format_dashboard_link
+
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=0, callback_timeout=10)
+    except TypeError:   # an older scheduler: identity() takes no n_workers
+        info = client.sync(client.scheduler.identity, callback_timeout=10)
+    port = (info.get("services") or {}).get("dashboard")
+    if not port:
+        return None
+    protocol, location = parse_address(client.scheduler.address)
+    host = "localhost" if protocol == "inproc" else parse_host_port(location)[0]
+    if ":" in host:
+        host = f"[{host}]"
+    return format_dashboard_link(host, port)
+
+
+def announce_dashboard(client, file=None) -> str | None:
+    """Print ``dashboard: LINK`` once on stderr (``file``); return the link."""
+    import sys
+
+    try:
+        link = dashboard_link(client)
+    except (OSError, TimeoutError, KeyError, ValueError) as exc:
+        log.debug("no dashboard link: %r", exc)
+        return None
+    if link:
+        page = link.rsplit("/status", 1)[0].rstrip("/") + "/stealsearch"
+        print(f"dashboard: {link}  (searches and sweeps: {page})",
+              file=sys.stderr if file is None else file, flush=True)
+    return link
+
+
 def _reason(exc: BaseException) -> str:
     """One line saying what an exception from distributed was about."""
     text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
@@ -588,7 +641,7 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
 def dask_client(workers: int | None = None, scheduler: str | None = None,
                 config: str | None = None, wait: bool = True, *,
                 connect_timeout: float | None = None, wait_workers: float | None = None,
-                force: bool = False) -> Iterator["object"]:
+                force: bool = False, announce: bool | None = None) -> Iterator["object"]:
     """A ``distributed.Client`` for the requested place; closed on exit.
 
     workers : worker processes of a LocalCluster started here (default 2); with a
@@ -601,6 +654,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     wait_workers : seconds to wait for workers of a scheduler that has fewer than
         needed (default 30); a notice goes to stderr while waiting.
     force : start a local cluster bigger than the machine (see ``check_worker_count``).
+    announce : print the dashboard's link once on stderr when connected (default: when
+        stderr is a terminal; the CLI passes False for ``--quiet`` and ``--json``).
     """
     _quiet_logs()
     if scheduler is not None and config is not None:
@@ -639,6 +694,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         try:
             if wait:
                 _wait_for_workers(client, address, needed, timeout, minimum)
+            if announce if announce is not None else _stderr_is_a_terminal():
+                announce_dashboard(client)
             try:
                 yield client
             except (OSError, RuntimeError) as exc:
