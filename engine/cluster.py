@@ -354,6 +354,8 @@ class ClusterPlan:
     address: str | None = None
     #: worker processes the config asks for (None: unknown, e.g. an existing scheduler)
     expected_workers: int | None = None
+    #: a ``distributed.security.Security`` to connect with (``kind: tls``)
+    security: object | None = None
 
     def start(self):
         """Build the cluster (Ctrl-C safe) and ask for its workers."""
@@ -414,6 +416,9 @@ def read_cluster_config(path: str) -> ClusterPlan:
             raise InputError(f"{path}: {exc}") from None
         return ClusterPlan(kind, path, address=address)
 
+    if kind == "tls":
+        return _tls_plan(spec, path, where)
+
     if kind == "ssh":
         _needs("asyncssh", kind, path)
         from distributed import Nanny, Scheduler, SpecCluster, Worker
@@ -458,7 +463,46 @@ def read_cluster_config(path: str) -> ClusterPlan:
                            expected_workers=spec.get("n_workers"))
 
     raise InputError(f"{path}: unknown cluster kind {kind!r} "
-                     "(expected local, scheduler, ssh, slurm, pbs, sge, lsf or kubernetes)")
+                     "(expected local, scheduler, tls, ssh, slurm, pbs, sge, lsf or kubernetes)")
+
+
+#: the client's side of distributed.security.Security that ``kind: tls`` takes
+TLS_FILE_KEYS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
+
+
+def _tls_plan(spec: dict, path: str, where: str) -> ClusterPlan:
+    """``kind: tls``: an existing scheduler at ``tls://HOST:PORT`` and the client's
+    certificate, key and CA (distributed.security.Security fields; a relative path is
+    relative to the config file)."""
+    from distributed.security import Security
+
+    _check_keys(spec, {"address", "require_encryption", *TLS_FILE_KEYS}, where)
+    missing = [k for k in ("address", *TLS_FILE_KEYS) if not spec.get(k)]
+    if missing:
+        raise InputError(f"{path}: kind 'tls' needs {', '.join(missing)}")
+    try:
+        address = check_scheduler_address(spec["address"])
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    if not address.startswith(("tls://", "wss://")):
+        raise InputError(f"{path}: kind 'tls' needs a tls:// (or wss://) address, got {address!r}")
+    files = {}
+    for key in TLS_FILE_KEYS:
+        f = Path(str(spec[key])).expanduser()
+        if not f.is_absolute():
+            f = Path(path).resolve().parent / f
+        if not f.is_file():
+            raise InputError(f"{path}: {key} {str(spec[key])!r}: no such file")
+        files[key] = str(f)
+    require = spec.get("require_encryption", True)
+    if not isinstance(require, bool):
+        raise InputError(f"{path}: require_encryption must be true or false, got {require!r}")
+    try:
+        security = Security(require_encryption=require, **files)
+        security.get_connection_args("client")      # reads the files now: one line if bad
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: the TLS files cannot be used ({_reason(exc)})") from None
+    return ClusterPlan("tls", path, address=address, security=security)
 
 
 def _cluster_from_config(path: str, force: bool = False):
@@ -520,12 +564,27 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0] if text.strip() else exc.__class__.__name__
 
 
-async def _identity(address: str, timeout: float) -> dict:
-    from distributed.comm import connect
-    from distributed.core import send_recv
+def _client_security(address: str, security=None):
+    """The Security to reach ``address`` with: the given one, or dask's configuration
+    (``distributed.comm.tls.*``).  A tls:// address with no client certificate is
+    refused here, in one line, before any connection is tried."""
     from distributed.security import Security
 
-    args = Security().get_connection_args("client")
+    security = Security() if security is None else security
+    if address.startswith(("tls://", "wss://")) and not (
+            security.tls_client_cert and security.tls_ca_file):
+        raise ClusterUnavailable(
+            f"scheduler {address} speaks TLS and no client certificate is configured: "
+            "use a 'kind: tls' cluster config (cluster_configs/tls.yaml) or dask's "
+            "distributed.comm.tls settings")
+    return security
+
+
+async def _identity(address: str, timeout: float, security=None) -> dict:
+    from distributed.comm import connect
+    from distributed.core import send_recv
+
+    args = _client_security(address, security).get_connection_args("client")
     comm = await connect(address, timeout=timeout, **args)
     try:
         return await send_recv(comm, op="identity")
@@ -533,7 +592,7 @@ async def _identity(address: str, timeout: float) -> dict:
         await comm.close()
 
 
-def probe_scheduler(address: str, timeout: float) -> dict:
+def probe_scheduler(address: str, timeout: float, security=None) -> dict:
     """Ask the scheduler at ``address`` who it is, within ``timeout`` seconds, or raise
     ClusterUnavailable.
 
@@ -550,7 +609,7 @@ def probe_scheduler(address: str, timeout: float) -> dict:
     def run() -> None:
         try:
             outcome["identity"] = asyncio.run(
-                asyncio.wait_for(_identity(address, timeout), timeout))
+                asyncio.wait_for(_identity(address, timeout, security), timeout))
         except BaseException as exc:  # handed to the caller's thread below
             outcome["error"] = exc
 
@@ -571,16 +630,25 @@ def probe_scheduler(address: str, timeout: float) -> dict:
                                  f"({why}); see --connect-timeout")
     if isinstance(exc, KeyboardInterrupt):
         raise KeyboardInterrupt
+    if isinstance(exc, ClusterUnavailable):
+        raise exc
+    import ssl
+    if isinstance(exc, ssl.SSLError):
+        raise ClusterUnavailable(f"scheduler {address} refused the TLS handshake "
+                                 f"({_reason(exc)})") from None
     raise ClusterUnavailable(f"{address} does not speak the Dask protocol "
                              f"({exc.__class__.__name__}); is it a Dask scheduler?")
 
 
-def _connect(target, address: str, timeout: float):
+def _connect(target, address: str, timeout: float, security=None):
     from distributed import Client
 
     if isinstance(target, str):
-        probe_scheduler(address, timeout)
+        security = _client_security(address, security)
+        probe_scheduler(address, timeout, security)
     try:
+        if security is not None:
+            return Client(target, timeout=timeout, security=security)
         return Client(target, timeout=timeout)
     except (OSError, ImportError) as exc:
         # OSError covers TimeoutError and CommClosedError; ImportError is how the
@@ -674,11 +742,13 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         scheduler = check_scheduler_address(scheduler)
 
     owned = None
+    security = None
     # how many workers to wait for, and the fewest to go on with once the wait is over
     needed, minimum, timeout = (1 if workers is None else workers), 1, wait_workers
     if config is not None:
         target, is_owned, plan = _cluster_from_config(config, force=force)
         owned = target if is_owned else None
+        security = plan.security
         if workers is None and plan.expected_workers:
             needed = plan.expected_workers
     elif scheduler is not None:
@@ -690,7 +760,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         timeout = max(wait_workers, 60.0)
     try:
         address = target if isinstance(target, str) else target.scheduler_address
-        client = _connect(target, address, connect_timeout)
+        client = _connect(target, address, connect_timeout, security)
         try:
             if wait:
                 _wait_for_workers(client, address, needed, timeout, minimum)
