@@ -23,6 +23,20 @@ def test_dashboard_is_on_loopback_and_the_link_is_its_port(cluster4):
     assert status == 200
 
 
+def test_announced_link_is_the_dashboard_port(cluster4):
+    import io
+
+    from engine.cluster import announce_dashboard
+
+    out = io.StringIO()
+    link = announce_dashboard(cluster4, file=out)
+    printed = out.getvalue()
+    assert printed.count("\n") == 1 and printed.startswith(f"dashboard: {link}")
+    port = cluster4.scheduler_info()["services"]["dashboard"]
+    assert link == f"http://127.0.0.1:{port}/status"
+    assert get(link)[0] == 200                        # bokeh serves the status page
+
+
 def test_two_snapshots_show_on_the_json_and_the_page(cluster4):
     assert monitor.ensure_monitor(cluster4)
     assert monitor.ensure_monitor(cluster4)          # once per client; idempotent
