@@ -282,6 +282,60 @@ def publish_sweep(client, sweep_id: str, progress: dict) -> bool:
     return _send(client, "sweep", sweep_id, clean_sweep(progress))
 
 
+class SearchWatch:
+    """The driver's side in three calls: publish a search's snapshots at most every
+    ``interval`` seconds, and its last state at the end::
+
+        watch = SearchWatch(client, search_id, label=f"{problem.name} on {n} workers")
+        try:
+            while searching:
+                ...
+                watch.update(snapshot)          # the dict of the module doc
+        finally:
+            watch.close(state)                  # "done", "interrupted", "failed"
+
+    A failed publish is logged at debug level and never stops the search; after three
+    failures in a row the watch gives up for this search (a scheduler that refuses it).
+    """
+
+    def __init__(self, client, search_id: str, label: str | None = None, *,
+                 interval: float = 0.5, enabled: bool = True):
+        self.client, self.search_id, self.label = client, str(search_id), label
+        self.interval = interval
+        self.enabled = bool(enabled) and client is not None
+        self._last_sent = float("-inf")
+        self._last: dict | None = None
+        self._failures = 0
+
+    def update(self, snapshot: dict, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        self._last = dict(snapshot)
+        now = time.monotonic()
+        if force or now - self._last_sent >= self.interval:
+            self._last_sent = now
+            self._send(self._last)
+
+    def _send(self, snapshot: dict) -> None:
+        if self.label is not None:
+            snapshot.setdefault("label", self.label)
+        if publish(self.client, self.search_id, snapshot):
+            self._failures = 0
+        else:
+            self._failures += 1
+            if self._failures >= 3:
+                self.enabled = False
+
+    def close(self, state: str = "done", snapshot: dict | None = None) -> None:
+        if not self.enabled:
+            return
+        last = dict(snapshot if snapshot is not None else (self._last or {}))
+        last["state"] = state
+        last["time"] = time.time()
+        self._send(last)
+        self.enabled = False
+
+
 def page_url(client) -> str | None:
     """``http://HOST:PORT/stealsearch`` of ``client``'s scheduler, or None."""
     from .cluster import dashboard_link

@@ -86,3 +86,16 @@ def test_history_is_bounded():
     s = state.as_json()["searches"][0]
     assert s["series"]["nodes"] == [150, 160, 170, 180, 190] and s["bound"] is None
     json.dumps(state.as_json(), allow_nan=False)
+
+
+def test_search_watch_throttles_and_ends_with_the_state(cluster4):
+    watch = monitor.SearchWatch(cluster4, "s-watch", label="uts on 2 workers", interval=3600)
+    watch.update({"time": 1.0, "nodes": 10, "steals": 0})
+    watch.update({"time": 2.0, "nodes": 20, "steals": 1})     # within the interval: kept
+    watch.close("interrupted")                                 # sends the last one
+    watch.update({"time": 3.0, "nodes": 30})                   # closed: ignored
+    with urllib.request.urlopen(monitor.page_url(cluster4) + "/json", timeout=10) as r:
+        d = json.loads(r.read())
+    s = next(s for s in d["searches"] if s["id"] == "s-watch")
+    assert s["snapshots"] == 2 and s["series"]["nodes"] == [10, 20]
+    assert s["state"] == "interrupted" and s["label"] == "uts on 2 workers"
