@@ -624,18 +624,22 @@ def probe_scheduler(address: str, timeout: float, security=None) -> dict:
             return identity
         raise ClusterUnavailable(f"{address} answered, but not as a Dask scheduler "
                                  f"(it says it is {identity.get('type') if isinstance(identity, dict) else identity!r})")
+    import ssl
+    if isinstance(exc, ssl.SSLError):     # (an OSError: before the branch below)
+        raise ClusterUnavailable(f"scheduler {address} refused the TLS handshake "
+                                 f"({_reason(exc)})") from None
     if probe.is_alive() or isinstance(exc, (OSError, asyncio.TimeoutError)):
         why = "no answer" if exc is None or not str(exc).strip() else _reason(exc)
+        if "SSLError" in why or "SSL:" in why:
+            raise ClusterUnavailable(f"the TLS handshake with scheduler {address} failed "
+                                     f"({why.rsplit('] ', 1)[-1] if 'SSL:' in why else why}); "
+                                     "check the CA, certificate and key")
         raise ClusterUnavailable(f"cannot reach scheduler {address} within {timeout:g} s "
                                  f"({why}); see --connect-timeout")
     if isinstance(exc, KeyboardInterrupt):
         raise KeyboardInterrupt
     if isinstance(exc, ClusterUnavailable):
         raise exc
-    import ssl
-    if isinstance(exc, ssl.SSLError):
-        raise ClusterUnavailable(f"scheduler {address} refused the TLS handshake "
-                                 f"({_reason(exc)})") from None
     raise ClusterUnavailable(f"{address} does not speak the Dask protocol "
                              f"({exc.__class__.__name__}); is it a Dask scheduler?")
 
