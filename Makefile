@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench venv clean sshd
+.PHONY: demo test bench venv clean sshd chromium
 
 venv: $(STAMP)
 
@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/stealsearch demo
 
-test: $(STAMP) sshd
+test: $(STAMP) sshd chromium
 	$(PY) -m pytest -q tests
 
 # tests/deploy runs a real SSHCluster against an sshd of its own on 127.0.0.1 (started
@@ -30,6 +30,15 @@ sshd:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends openssh-server >/dev/null; } ; } || \
 	  echo "note: no sshd; the SSHCluster test will skip"
+
+# tests/watch/test_page_browser.py loads the /stealsearch page in headless Chromium
+# (Debian's package); installed when we may (root, apt-get) and it is missing; otherwise
+# that test skips.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends chromium >/dev/null; } ; } || \
+	  echo "note: no chromium; the browser test of the search page will skip"
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all

@@ -72,6 +72,13 @@ def _quiet_logs() -> None:
     logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
 
 
+def _stderr_is_a_terminal() -> bool:
+    import sys
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _notice(message: str) -> None:
     """A line for the user on stderr (through logging, so an API caller can route it).
 
@@ -297,7 +304,11 @@ def _local_cluster_keywords() -> set[str]:
 
 def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *,
                   force: bool = False, **kwargs):
-    """A ``LocalCluster`` of worker *processes* on 127.0.0.1 with no dashboard.
+    """A ``LocalCluster`` of worker *processes* on 127.0.0.1.
+
+    Private by default: the scheduler, the workers, their nannies and the dashboard
+    (a free port, on 127.0.0.1 only) listen on the loopback interface; pass ``host``
+    and ``dashboard_address`` (e.g. in a ``kind: local`` config) to open them up.
 
     One thread per worker: the search loop secedes from it, and the kernel releases
     the GIL, so the worker's event loop keeps answering steals and heartbeats.
@@ -307,7 +318,8 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     workers = check_worker_count(workers, force)
     _check_keys(kwargs, _local_cluster_keywords(), "local cluster")
     _quiet_logs()
-    kwargs.setdefault("dashboard_address", ":0")  # a free port: never clash with another cluster
+    # a free port, never clashing with another cluster; ":0" would mean every interface
+    kwargs.setdefault("dashboard_address", "127.0.0.1:0")
     kwargs.setdefault("host", "127.0.0.1")
     kwargs.setdefault("silence_logs", logging.ERROR)
     import dask
@@ -342,6 +354,8 @@ class ClusterPlan:
     address: str | None = None
     #: worker processes the config asks for (None: unknown, e.g. an existing scheduler)
     expected_workers: int | None = None
+    #: a ``distributed.security.Security`` to connect with (``kind: tls``)
+    security: object | None = None
 
     def start(self):
         """Build the cluster (Ctrl-C safe) and ask for its workers."""
@@ -402,6 +416,9 @@ def read_cluster_config(path: str) -> ClusterPlan:
             raise InputError(f"{path}: {exc}") from None
         return ClusterPlan(kind, path, address=address)
 
+    if kind == "tls":
+        return _tls_plan(spec, path, where)
+
     if kind == "ssh":
         _needs("asyncssh", kind, path)
         from distributed import Nanny, Scheduler, SpecCluster, Worker
@@ -446,7 +463,46 @@ def read_cluster_config(path: str) -> ClusterPlan:
                            expected_workers=spec.get("n_workers"))
 
     raise InputError(f"{path}: unknown cluster kind {kind!r} "
-                     "(expected local, scheduler, ssh, slurm, pbs, sge, lsf or kubernetes)")
+                     "(expected local, scheduler, tls, ssh, slurm, pbs, sge, lsf or kubernetes)")
+
+
+#: the client's side of distributed.security.Security that ``kind: tls`` takes
+TLS_FILE_KEYS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
+
+
+def _tls_plan(spec: dict, path: str, where: str) -> ClusterPlan:
+    """``kind: tls``: an existing scheduler at ``tls://HOST:PORT`` and the client's
+    certificate, key and CA (distributed.security.Security fields; a relative path is
+    relative to the config file)."""
+    from distributed.security import Security
+
+    _check_keys(spec, {"address", "require_encryption", *TLS_FILE_KEYS}, where)
+    missing = [k for k in ("address", *TLS_FILE_KEYS) if not spec.get(k)]
+    if missing:
+        raise InputError(f"{path}: kind 'tls' needs {', '.join(missing)}")
+    try:
+        address = check_scheduler_address(spec["address"])
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    if not address.startswith(("tls://", "wss://")):
+        raise InputError(f"{path}: kind 'tls' needs a tls:// (or wss://) address, got {address!r}")
+    files = {}
+    for key in TLS_FILE_KEYS:
+        f = Path(str(spec[key])).expanduser()
+        if not f.is_absolute():
+            f = Path(path).resolve().parent / f
+        if not f.is_file():
+            raise InputError(f"{path}: {key} {str(spec[key])!r}: no such file")
+        files[key] = str(f)
+    require = spec.get("require_encryption", True)
+    if not isinstance(require, bool):
+        raise InputError(f"{path}: require_encryption must be true or false, got {require!r}")
+    try:
+        security = Security(require_encryption=require, **files)
+        security.get_connection_args("client")      # reads the files now: one line if bad
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: the TLS files cannot be used ({_reason(exc)})") from None
+    return ClusterPlan("tls", path, address=address, security=security)
 
 
 def _cluster_from_config(path: str, force: bool = False):
@@ -461,18 +517,74 @@ def _cluster_from_config(path: str, force: bool = False):
 
 # --------------------------------------------------------------------------- client
 
+def dashboard_link(client) -> str | None:
+    """The link to the dashboard of ``client``'s scheduler, or None if it serves none.
+
+    Asked of the scheduler itself (its ``dashboard`` service port), so it is right for
+    a LocalCluster of ours and for a scheduler we only connected to; the host is the
+    one we reached the scheduler at.  The search page is ``.../stealsearch`` beside it
+    (:mod:`engine.monitor`).
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.utils import format_dashboard_link
+
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=0, callback_timeout=10)
+    except TypeError:   # an older scheduler: identity() takes no n_workers
+        info = client.sync(client.scheduler.identity, callback_timeout=10)
+    port = (info.get("services") or {}).get("dashboard")
+    if not port:
+        return None
+    protocol, location = parse_address(client.scheduler.address)
+    host = "localhost" if protocol == "inproc" else parse_host_port(location)[0]
+    if ":" in host:
+        host = f"[{host}]"
+    return format_dashboard_link(host, port)
+
+
+def announce_dashboard(client, file=None) -> str | None:
+    """Print ``dashboard: LINK`` once on stderr (``file``); return the link."""
+    import sys
+
+    try:
+        link = dashboard_link(client)
+    except (OSError, TimeoutError, KeyError, ValueError) as exc:
+        log.debug("no dashboard link: %r", exc)
+        return None
+    if link:
+        page = link.rsplit("/status", 1)[0].rstrip("/") + "/stealsearch"
+        print(f"dashboard: {link}  (searches and sweeps: {page})",
+              file=sys.stderr if file is None else file, flush=True)
+    return link
+
+
 def _reason(exc: BaseException) -> str:
     """One line saying what an exception from distributed was about."""
     text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
     return text.splitlines()[0] if text.strip() else exc.__class__.__name__
 
 
-async def _identity(address: str, timeout: float) -> dict:
-    from distributed.comm import connect
-    from distributed.core import send_recv
+def _client_security(address: str, security=None):
+    """The Security to reach ``address`` with: the given one, or dask's configuration
+    (``distributed.comm.tls.*``).  A tls:// address with no client certificate is
+    refused here, in one line, before any connection is tried."""
     from distributed.security import Security
 
-    args = Security().get_connection_args("client")
+    security = Security() if security is None else security
+    if address.startswith(("tls://", "wss://")) and not (
+            security.tls_client_cert and security.tls_ca_file):
+        raise ClusterUnavailable(
+            f"scheduler {address} speaks TLS and no client certificate is configured: "
+            "use a 'kind: tls' cluster config (cluster_configs/tls.yaml) or dask's "
+            "distributed.comm.tls settings")
+    return security
+
+
+async def _identity(address: str, timeout: float, security=None) -> dict:
+    from distributed.comm import connect
+    from distributed.core import send_recv
+
+    args = _client_security(address, security).get_connection_args("client")
     comm = await connect(address, timeout=timeout, **args)
     try:
         return await send_recv(comm, op="identity")
@@ -480,7 +592,7 @@ async def _identity(address: str, timeout: float) -> dict:
         await comm.close()
 
 
-def probe_scheduler(address: str, timeout: float) -> dict:
+def probe_scheduler(address: str, timeout: float, security=None) -> dict:
     """Ask the scheduler at ``address`` who it is, within ``timeout`` seconds, or raise
     ClusterUnavailable.
 
@@ -497,7 +609,7 @@ def probe_scheduler(address: str, timeout: float) -> dict:
     def run() -> None:
         try:
             outcome["identity"] = asyncio.run(
-                asyncio.wait_for(_identity(address, timeout), timeout))
+                asyncio.wait_for(_identity(address, timeout, security), timeout))
         except BaseException as exc:  # handed to the caller's thread below
             outcome["error"] = exc
 
@@ -512,22 +624,35 @@ def probe_scheduler(address: str, timeout: float) -> dict:
             return identity
         raise ClusterUnavailable(f"{address} answered, but not as a Dask scheduler "
                                  f"(it says it is {identity.get('type') if isinstance(identity, dict) else identity!r})")
+    import ssl
+    if isinstance(exc, ssl.SSLError):     # (an OSError: before the branch below)
+        raise ClusterUnavailable(f"scheduler {address} refused the TLS handshake "
+                                 f"({_reason(exc)})") from None
     if probe.is_alive() or isinstance(exc, (OSError, asyncio.TimeoutError)):
         why = "no answer" if exc is None or not str(exc).strip() else _reason(exc)
+        if "SSLError" in why or "SSL:" in why:
+            raise ClusterUnavailable(f"the TLS handshake with scheduler {address} failed "
+                                     f"({why.rsplit('] ', 1)[-1] if 'SSL:' in why else why}); "
+                                     "check the CA, certificate and key")
         raise ClusterUnavailable(f"cannot reach scheduler {address} within {timeout:g} s "
                                  f"({why}); see --connect-timeout")
     if isinstance(exc, KeyboardInterrupt):
         raise KeyboardInterrupt
+    if isinstance(exc, ClusterUnavailable):
+        raise exc
     raise ClusterUnavailable(f"{address} does not speak the Dask protocol "
                              f"({exc.__class__.__name__}); is it a Dask scheduler?")
 
 
-def _connect(target, address: str, timeout: float):
+def _connect(target, address: str, timeout: float, security=None):
     from distributed import Client
 
     if isinstance(target, str):
-        probe_scheduler(address, timeout)
+        security = _client_security(address, security)
+        probe_scheduler(address, timeout, security)
     try:
+        if security is not None:
+            return Client(target, timeout=timeout, security=security)
         return Client(target, timeout=timeout)
     except (OSError, ImportError) as exc:
         # OSError covers TimeoutError and CommClosedError; ImportError is how the
@@ -588,7 +713,7 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
 def dask_client(workers: int | None = None, scheduler: str | None = None,
                 config: str | None = None, wait: bool = True, *,
                 connect_timeout: float | None = None, wait_workers: float | None = None,
-                force: bool = False) -> Iterator["object"]:
+                force: bool = False, announce: bool | None = None) -> Iterator["object"]:
     """A ``distributed.Client`` for the requested place; closed on exit.
 
     workers : worker processes of a LocalCluster started here (default 2); with a
@@ -601,6 +726,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     wait_workers : seconds to wait for workers of a scheduler that has fewer than
         needed (default 30); a notice goes to stderr while waiting.
     force : start a local cluster bigger than the machine (see ``check_worker_count``).
+    announce : print the dashboard's link once on stderr when connected (default: when
+        stderr is a terminal; the CLI passes False for ``--quiet`` and ``--json``).
     """
     _quiet_logs()
     if scheduler is not None and config is not None:
@@ -619,11 +746,13 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         scheduler = check_scheduler_address(scheduler)
 
     owned = None
+    security = None
     # how many workers to wait for, and the fewest to go on with once the wait is over
     needed, minimum, timeout = (1 if workers is None else workers), 1, wait_workers
     if config is not None:
         target, is_owned, plan = _cluster_from_config(config, force=force)
         owned = target if is_owned else None
+        security = plan.security
         if workers is None and plan.expected_workers:
             needed = plan.expected_workers
     elif scheduler is not None:
@@ -635,10 +764,12 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         timeout = max(wait_workers, 60.0)
     try:
         address = target if isinstance(target, str) else target.scheduler_address
-        client = _connect(target, address, connect_timeout)
+        client = _connect(target, address, connect_timeout, security)
         try:
             if wait:
                 _wait_for_workers(client, address, needed, timeout, minimum)
+            if announce if announce is not None else _stderr_is_a_terminal():
+                announce_dashboard(client)
             try:
                 yield client
             except (OSError, RuntimeError) as exc:

@@ -822,6 +822,7 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
         if progress is None:
             progress = sys.stderr.isatty()
         bar = _bar(summary.total, summary.done_before, grid.name, progress)
+        watch = _SweepWatch(client, grid.name, summary, len(todo))
 
         def record(item: SweepItem, outcome: dict) -> None:
             row = _row(item, outcome, commit)
@@ -838,6 +839,7 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
             bar.update(1)
             if summary.failed or summary.timeout:
                 bar.set_postfix(failed=summary.failed + summary.timeout, refresh=False)
+            watch.publish()
             if on_row is not None:
                 on_row(row)
 
@@ -870,6 +872,7 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
             raise
         finally:
             bar.close()
+            watch.publish(final=True)
             summary.seconds = time.perf_counter() - t_start
             if summary.ran:
                 p = table.write_parquet()
@@ -877,6 +880,44 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
             elif table.parquet_path.exists():
                 summary.parquet = str(table.parquet_path)
         return summary
+
+
+class _SweepWatch:
+    """The sweep's progress on the scheduler's /stealsearch page (engine.monitor):
+    at most one publish per ``INTERVAL`` seconds, and the last state at the end."""
+
+    INTERVAL = 0.5
+
+    def __init__(self, client, name: str, summary: SweepSummary, todo: int):
+        self.client, self.name, self.summary, self.todo = client, name, summary, todo
+        self.sweep_id = f"{name}-{os.urandom(4).hex()}"
+        self._last = float("-inf")
+        self._slots = self._count_slots() if client is not None else 0
+        self.publish()
+
+    def publish(self, final: bool = False) -> None:
+        if self.client is None:
+            return
+        now = time.monotonic()
+        if not final and now - self._last < self.INTERVAL:
+            return
+        self._last = now
+        from .monitor import publish_sweep
+
+        s = self.summary
+        state = ("interrupted" if s.interrupted else "done") if final else "running"
+        publish_sweep(self.client, self.sweep_id, {
+            "name": self.name, "total": s.total, "done": s.done_before + s.ran,
+            "ok": s.ok, "failed": s.failed, "timeout": s.timeout,
+            # in flight: one item per worker thread while enough are left
+            "running": 0 if final else max(0, min(self.todo - s.ran, self._slots)),
+            "remaining": s.remaining, "done_before": s.done_before, "state": state})
+
+    def _count_slots(self) -> int:
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - only a figure on a page
+            return 1
 
 
 def _abandoned(item: SweepItem) -> dict:

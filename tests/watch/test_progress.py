@@ -1,0 +1,84 @@
+"""The live line: fields, no output off a terminal, a final newline, logs above it."""
+import io
+import logging
+
+import pytest
+
+from engine.progress import Progress, format_line, gap
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def last_line(text: str) -> str:
+    """What a terminal shows last: the text after the last carriage return of the
+    last non-empty line."""
+    lines = [ln for ln in text.split("\n") if ln.strip("\r ")]
+    return lines[-1].split("\r")[-1].strip()
+
+
+def test_fields_and_final_newline():
+    out = FakeTTY()
+    bar = Progress(True, desc="clique on 4 workers", file=out, mininterval=0)
+    bar.update(1000, incumbent=30, bound=40, steals=12, idle_workers=1, workers=4)
+    bar.update(2_500_000, incumbent=31, bound=34, steals=1200, idle_workers=0, workers=4,
+               fraction_done=0.25)
+    bar.close()
+    text = out.getvalue()
+    assert text.endswith("\n")
+    shown = last_line(text)
+    assert shown.startswith("clique on 4 workers: 2.5M nodes")
+    for piece in ("/s", "best 31", "bound 34", "gap 8.8%", "steals 1.2k", "idle 0/4",
+                  "done 25%", "eta "):
+        assert piece in shown, (piece, shown)
+    bar.close()                      # idempotent: nothing more written
+    assert out.getvalue() == text
+
+
+def test_plain_lines_when_not_a_terminal_nothing_when_disabled():
+    plain = io.StringIO()            # isatty() is False: no live line, no \r
+    bar = Progress(True, desc="uts", file=plain, mininterval=0)
+    bar.update(10, incumbent=3)
+    bar.close()
+    bar.close()
+    assert not bar.live and "\r" not in plain.getvalue()
+    assert plain.getvalue().count("\n") == 1
+    assert plain.getvalue().startswith("uts: 10 nodes") and "best 3" in plain.getvalue()
+    tty = FakeTTY()
+    bar = Progress(False, file=tty, mininterval=0)   # --quiet / --json
+    bar.update(10)
+    bar.close()
+    assert tty.getvalue() == ""
+
+
+def test_newline_on_keyboard_interrupt():
+    out = FakeTTY()
+    with pytest.raises(KeyboardInterrupt):
+        with Progress(True, desc="uts", file=out, mininterval=0) as bar:
+            bar.update(1732, steals=3)
+            raise KeyboardInterrupt
+    assert out.getvalue().endswith("\n")
+    assert last_line(out.getvalue()).startswith("uts: 1.73k nodes")
+
+
+def test_log_records_go_above_the_line():
+    out = FakeTTY()
+    bar = Progress(True, desc="uts", file=out, mininterval=0)
+    # the redirect hands records to tqdm.write; point it at our fake terminal
+    root = logging.getLogger()
+    handler = root.handlers[-1]
+    handler.stream = out
+    bar.update(5)
+    logging.getLogger("engine.test").warning("a notice mid-search")
+    bar.update(7)
+    bar.close()
+    lines = [ln.split("\r")[-1].strip() for ln in out.getvalue().split("\n")]
+    assert "a notice mid-search" in lines          # a line of its own, not spliced in
+    assert not root.handlers or handler not in root.handlers   # redirect undone
+
+
+def test_format_without_optional_fields():
+    assert format_line("s", 5, None, 0.0, {}, {"best": 3}) == "s: 5 nodes  best=3  0:00"
+    assert gap(None, 4) is None and gap(9, 10) == pytest.approx(0.1)
