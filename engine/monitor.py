@@ -327,8 +327,9 @@ class SearchWatch:
                 self.enabled = False
 
     def close(self, state: str = "done", snapshot: dict | None = None) -> None:
-        if not self.enabled:
-            return
+        if not self.enabled or (snapshot is None and self._last is None):
+            return      # nothing was shown: no page entry to finish (and no call to a
+                        # scheduler that may be gone, e.g. the reason the search ended)
         last = dict(snapshot if snapshot is not None else (self._last or {}))
         last["state"] = state
         last["time"] = time.time()

@@ -24,6 +24,7 @@ from ..errors import InputError, SearchFailed
 from ..outcome import INTERRUPT_REASONS, build_result, improve, merge_history, remaining_bound
 from ..policy import StealPolicy
 from ..problem import IMPROVED, Mode, Problem
+from ..monitor import SearchWatch
 from ..progress import Progress
 from ..result import SearchResult, WorkerStats
 from ..stack import make_stack
@@ -296,7 +297,10 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     search_id = uuid.uuid4().hex[:12]
     suspects: set[str] = set()
     joiners = _Joiners(client, problem, peers)
-    bar = Progress(progress, desc=f"{problem.name} on {len(peers[:cap] if cap else peers)} workers")
+    label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
+    bar = Progress(progress, desc=label)
+    # the /stealsearch page of the dashboard (engine.monitor): snapshots at most every 0.5 s
+    watch = SearchWatch(client, search_id, label=label)
     stop_reason = None
     search_seconds = 0.0
     aborts_in_row = 0
@@ -336,10 +340,16 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     t_offset=elapsed(), peer_timeout=PEER_TIMEOUT)
                 base = cut.nodes
 
-                def show(snap, base=base):
-                    bar.update(base + snap["nodes"], best=snap["best"], steals=snap["steals"])
+                def show(snap, base=base, peers=peers):
+                    best = None if snap["best"] is None else problem.objective_sense * snap["best"]
+                    bar.update(base + snap["nodes"], incumbent=best, steals=snap["steals"],
+                               workers=len(peers))
+                    watch.update({"time": time.time(), "nodes": base + snap["nodes"],
+                                  "steals": snap["steals"], "incumbent": best,
+                                  "workers": {a: {"nodes": n, "shared": sh} for a, n, sh in
+                                              zip(peers, snap["per_worker"], snap["shared"])}})
 
-                run = _Epoch(client, spec, deal(cut, peers, codec), show if progress else None)
+                run = _Epoch(client, spec, deal(cut, peers, codec), show)
                 stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
                     + PEER_TIMEOUT + ABORT_GRACE
                 try:
@@ -395,6 +405,8 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                                ) from None
     finally:
         bar.close()
+        watch.close("interrupted" if stop_reason in ("interrupted", "time_limit", "node_limit")
+                    else "done" if stop_reason is not None else "failed")
         search_seconds = time.perf_counter() - t_search
         try:   # fire and forget: a stalled worker must not hold us; epochs end by themselves
             client.run(stop_searches, search_id, "teardown", wait=False)
