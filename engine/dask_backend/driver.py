@@ -9,7 +9,6 @@ not on the steal path; every wait here has a timeout.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 import uuid
@@ -156,12 +155,10 @@ def _recoverable(exc) -> bool:
 class _Epoch:
     """Watching one epoch's tasks."""
 
-    def __init__(self, client, spec: EpochSpec, shares, problem_ref, progress_cb):
+    def __init__(self, client, spec: EpochSpec, shares, progress_cb):
         self.client, self.spec, self.peers = client, spec, spec.peers
         key = f"stealsearch-{spec.search_id}-{spec.epoch}"
-        # the problem travels once per worker as a scattered future (a factor graph
-        # pickles to ~230 MB: sending it with every epoch's task cost more than the search)
-        self.futures = [client.submit(run_epoch, spec, shares[r], problem_ref, key=f"{key}-{r}",
+        self.futures = [client.submit(run_epoch, spec, shares[r], key=f"{key}-{r}",
                                       workers=[addr], allow_other_workers=False, pure=False)
                         for r, addr in enumerate(self.peers)]
         self.outcomes: dict[int, EpochOutcome] = {}
@@ -299,8 +296,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     rows_left_shared = 0
     search_id = uuid.uuid4().hex[:12]
     suspects: set[str] = set()
-    shipped = _ShippedProblem(client, problem)
-    joiners = _Joiners(client, shipped, peers)
+    joiners = _Joiners(client, problem, peers)
     label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
     bar = Progress(progress, desc=label)
     # the /stealsearch page of the dashboard (engine.monitor): snapshots at most every 0.5 s
@@ -353,9 +349,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                                   "workers": {a: {"nodes": n, "shared": sh} for a, n, sh in
                                               zip(peers, snap["per_worker"], snap["shared"])}})
 
-                problem_ref = shipped.ref(peers)
-                run = _Epoch(client, dataclasses.replace(spec, problem=None),
-                             deal(cut, peers, codec), problem_ref, show)
+                run = _Epoch(client, spec, deal(cut, peers, codec), show)
                 stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
                     + PEER_TIMEOUT + ABORT_GRACE
                 try:
@@ -467,27 +461,11 @@ def _warm(problem):
     return True
 
 
-class _ShippedProblem:
-    """The problem as one scattered future, replicated on every worker of the search, so
-    that each epoch's tasks refer to it instead of carrying it.  Scattered again when
-    every replica was lost (all the workers that held it died)."""
-
-    def __init__(self, client, problem):
-        self.client, self.problem = client, problem
-        self.future = None
-
-    def ref(self, peers: list[str]):
-        if self.future is None or self.future.status != "finished":
-            self.future = self.client.scatter(self.problem, broadcast=True, hash=False,
-                                              workers=list(peers))
-        return self.future
-
-
 class _Joiners:
     """Workers that appeared after the search started: warmed up first, then dealt to."""
 
-    def __init__(self, client, shipped: _ShippedProblem, initial):
-        self.client, self.shipped = client, shipped
+    def __init__(self, client, problem, initial):
+        self.client, self.problem = client, problem
         self.ready = set(initial)
         self.warming: dict = {}
 
@@ -495,8 +473,8 @@ class _Joiners:
         for a in live:
             if a not in self.ready and a not in self.warming:
                 self.warming[a] = self.client.submit(
-                    _warm, self.shipped.ref([a]), workers=[a], allow_other_workers=False,
-                    pure=False, key=f"stealsearch-warm-{uuid.uuid4().hex[:12]}")
+                    _warm, self.problem, workers=[a], allow_other_workers=False, pure=False,
+                    key=f"stealsearch-warm-{uuid.uuid4().hex[:12]}")
         for a, f in list(self.warming.items()):
             if f.done():
                 del self.warming[a]

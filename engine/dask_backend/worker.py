@@ -339,15 +339,10 @@ class CoordinatorEndpoint:
         return "ok"
 
 
-def run_epoch(spec: EpochSpec, rows, problem=None) -> EpochOutcome:
-    """The long-running task of one worker in one epoch (``problem``: the scattered copy,
-    when the spec does not carry it)."""
-    import dataclasses
-
+def run_epoch(spec: EpochSpec, rows) -> EpochOutcome:
+    """The long-running task of one worker in one epoch."""
     from distributed import get_worker, secede
 
-    if problem is not None:
-        spec = dataclasses.replace(spec, problem=problem)
     worker = get_worker()
     rank = spec.peers.index(worker.address)
     key = (worker.address, spec.search_id, spec.epoch)
