@@ -4,8 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
+from problems.clique.generators import gnp
 from stealsearch.cli import main
 
 DATA = Path(__file__).parent / "data"
@@ -37,11 +39,15 @@ def test_clique_modes(capsys):
     assert d["status"] == "found" and len(d["solution"]) >= 16
     d = run_json(capsys, ["clique", f, "--mode", "decide", "--k", "17", "--sequential", "--json"])
     assert d["status"] == "none" and d["solution"] is None
+    # the same G(30, 0.3) as the CLI's (--seed 0), counted independently by networkx
+    g = gnp(30, 0.3, seed=0).to_networkx()
+    all_cliques = 1 + sum(1 for _ in nx.enumerate_all_cliques(g))      # + the empty clique
+    maximal = sum(1 for _ in nx.find_cliques(g))
     d = run_json(capsys, ["clique", "--gnp", "30", "0.3", "--mode", "count", "--sequential", "--json"])
-    assert d["status"] == "exhausted" and d["count"] > 30
+    assert d["status"] == "exhausted" and d["count"] == all_cliques
     d = run_json(capsys, ["clique", "--gnp", "30", "0.3", "--mode", "count-maximal",
                           "--sequential", "--json"])
-    assert d["count"] > 0
+    assert d["status"] == "exhausted" and d["count"] == maximal
 
 
 def test_clique_text_output(capsys):

@@ -102,9 +102,9 @@ def test_twolevel_cli_console_script_subprocess():
     assert data["tasks"] == 500 and data["verified"] and data["makespan"] == data["lower_bound"]
 
 
-def test_twolevel_cli_sweep_runs_dask_tasks(capsys):
+def test_twolevel_cli_sweep_runs_dask_tasks(capsys, cluster4):
     code, out, err = run(capsys, "sweep", "--kinds", "layered,sp", "--sizes", "40,80",
-                         "--seeds", "2", "--workers", "1", "--json")
+                         "--seeds", "2", "--scheduler", cluster4.scheduler.address, "--json")
     assert code == 0, err
     data = json.loads(out)
     assert len(data["runs"]) == 8 and len(data["table"]) == 4
