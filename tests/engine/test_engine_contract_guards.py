@@ -130,10 +130,10 @@ def test_interrupted_knapsack_on_dask_brackets_the_optimum(limit, cluster4):
     assert r.nodes >= limit["node_limit"]
 
 
-# Found by this test (2026-11-22): a clique search with a node limit on the Dask backend
-# (3 workers of cluster4) never returns (> 60 s; the same search sequentially stops in
-# 0.5 s).  Not run until the Dask backend's rebuild: a hang costs the suite its timeout.
-@pytest.mark.xfail(run=False, reason="clique + node_limit on Dask hangs (found 2026-11-22)")
+# Found by this test (2026-11-22): against the old Dask backend it hung; against the
+# epochs backend it still failed or ran to the suite's timeout under load in one run of
+# two (a standalone script of the same search stopped in 2 s).  Not run until fixed.
+@pytest.mark.xfail(run=False, reason="clique + node_limit on Dask: hang/slow stop under load")
 @pytest.mark.parametrize("limit", [dict(node_limit=500), dict(node_limit=5000)])
 def test_interrupted_clique_on_dask_brackets_omega(limit, cluster4):
     g = nx.gnp_random_graph(400, 0.5, seed=11)      # ~200k nodes sequentially (colour bound)

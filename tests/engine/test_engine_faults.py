@@ -45,7 +45,15 @@ def test_sigstopped_worker_does_not_hang_the_run(short_timeouts):
         solve(UTSProblem.preset("default"), client=client)    # kernels loaded, plugin there
 
         def freeze():
-            time.sleep(0.5)
+            # freeze as soon as the search's epoch tasks run (T1 takes well under a second
+            # on 2 quiet cores: a fixed delay can land after the end)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                busy = client.processing()
+                if any(str(k).startswith("stealsearch-") and "warm" not in str(k)
+                       for v in busy.values() for k in v):
+                    break
+                time.sleep(0.01)
             os.kill(victim, signal.SIGSTOP)
             time.sleep(4.0)
             os.kill(victim, signal.SIGCONT)
