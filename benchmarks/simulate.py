@@ -47,33 +47,20 @@ import json
 import math
 import random
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from engine.policy import StealPolicy
 
 REPORT_INTERVAL = 0.1
 #: recorded splits pooled (nearest sizes first) to split one unrecorded row.
 MIN_TEMPLATES = 64
 
 
-@dataclass(frozen=True)
-class SimPolicy:
-    k: int = 8
-    release_threshold: int = 32
-    acquire: int = 64
-    victims: str = "ring"
-    steal_half: bool = True
-    polling: int = 0
-    budget: int = 2_000
-    chunk_seconds: float | None = 0.005
-    max_budget: int = 1_000_000
-    stealing: bool = True
-    idle_backoff: float = 0.001
-    idle_backoff_max: float = 0.004
-    seed: int = 0
-
-    def with_(self, **kw) -> "SimPolicy":
-        return replace(self, **kw)
+# The simulated policy is the engine's own StealPolicy (same fields, same defaults, same
+# validation), so the model cannot drift from what the workers run.
+SimPolicy = StealPolicy
 
 
 @dataclass(frozen=True)

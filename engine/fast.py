@@ -81,7 +81,7 @@ import numpy as np
 from numba import njit
 
 from .problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS,
-                      ContractError, Mode, Problem)
+                      ContractError, Problem)
 
 #: what ``objective`` returns for a row that is not a solution (below every incumbent)
 NOT_A_SOLUTION = np.iinfo(np.int64).min
@@ -240,16 +240,8 @@ class FastProblem(Problem):
     objective = None
     is_solution = None
 
-    def __init__(self, mode: "Mode | str | None" = None, target: int | None = None):
-        if mode is not None:
-            self.mode = Mode.parse(mode)
-        if target is not None:
-            self.target = int(target)
-
     def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if isinstance(cls.mode, str):           # mode = "optimise" in a class body
-            cls.mode = Mode.parse(cls.mode)
+        super().__init_subclass__(**kwargs)    # Problem parses a mode string
         for role in ROLES:                     # plain attributes, not methods
             f = cls.__dict__.get(role)
             if f is not None and not isinstance(f, staticmethod):

@@ -166,6 +166,18 @@ class Problem:
     objective_sense: int = 1
     stack_class: Any = None
 
+    def __init__(self, mode: "Mode | str | None" = None, target: int | None = None):
+        """Every tier's default constructor: an optional mode and decide target."""
+        if mode is not None:
+            self.mode = Mode.parse(mode)
+        if target is not None:
+            self.target = int(target)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.mode, str):           # mode = "optimise" in a class body (or a mixin)
+            cls.mode = Mode.parse(cls.mode)
+
     # -- what the engine calls ---------------------------------------------------------
     def root_frontier(self) -> np.ndarray:
         """The nodes to start from, shape ``(r, row_width)``, dtype int64."""

@@ -41,7 +41,7 @@ import pickle
 
 import numpy as np
 
-from .problem import (BUDGET, EMPTY, ENUMERATE, IMPROVED, NODES, SOLUTIONS, Mode, Problem)
+from .problem import (BUDGET, EMPTY, ENUMERATE, IMPROVED, NODES, SOLUTIONS, Problem)
 
 _NO_BOUND = np.iinfo(np.int64).max
 
@@ -95,16 +95,8 @@ class PythonProblem(Problem):
     row_width = 0          # nodes are Python objects, not rows
     solution_size = 1
 
-    def __init__(self, mode: "Mode | str | None" = None, target: int | None = None):
-        if mode is not None:
-            self.mode = Mode.parse(mode)
-        if target is not None:
-            self.target = int(target)
-
     def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if isinstance(cls.mode, str):           # mode = "optimise" in a class body
-            cls.mode = Mode.parse(cls.mode)
+        super().__init_subclass__(**kwargs)    # Problem parses a mode string
         if "stack_class" not in cls.__dict__:
             cls.stack_class = ReferenceStack
 
