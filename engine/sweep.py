@@ -78,7 +78,17 @@ and stops there by itself, and its row says ``timeout``; an item that does not s
 recorded as ``timeout`` after a grace period and left behind (a task keeps its worker
 busy until it returns; a cluster the sweep started is closed with it; in this process
 an alarm signal interrupts it).  Ctrl-C cancels what is in flight and keeps the table
-as it is.
+as it is.  ``time_limit`` (seconds) bounds the whole sweep: no item starts after it,
+small items still in flight then are cancelled and not recorded (a later run does them),
+and the summary says ``time_limited``.
+
+Reading a sweep back.  :func:`read_outcomes` gives, for every item of a grid, its newest
+row as an :class:`ItemOutcome` (status, error, its figures decoded to values: numbers,
+booleans, lists), or status ``""`` for an item that never ran; :func:`run_grid` runs a
+grid and returns those outcomes, in a temporary folder when no ``out`` is given (a
+package's sweep front end: a grid, this call, and a report over the outcomes).
+:func:`parse_axis` reads a comma-separated command-line value (``--P 8,16,32``) as a
+grid axis.
 """
 from __future__ import annotations
 
@@ -97,6 +107,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -760,6 +771,7 @@ class SweepSummary:
     timeout: int = 0
     remaining: int = 0       # not run (limit reached or interrupted)
     interrupted: bool = False
+    time_limited: bool = False   # the sweep's time_limit stopped it
     seconds: float = 0.0
     failures: list = field(default_factory=list)   # [(key, kind, status, error)] of this run
 
@@ -793,6 +805,7 @@ def _bar(total: int, initial: int, desc: str, enabled: bool):
 
 def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: bool | None = None,
               limit: int | None = None, timeout: float | None = None,
+              time_limit: float | None = None,
               on_row: Callable[[dict], None] | None = None) -> SweepSummary:
     """Run every item of ``grid`` not yet done in ``OUT/<name>.csv``; see the module doc.
 
@@ -801,13 +814,25 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
     progress : a tqdm bar on stderr (default: when stderr is a terminal).
     limit : run at most this many items now (the rest on a later run).
     timeout : per-item seconds for items whose grid sets none.
+    time_limit : seconds for the whole sweep: nothing starts after it; small items in
+        flight then are cancelled and left for a later run (``summary.time_limited``).
     on_row : called with every row written (after it is on disk).
     """
     if limit is not None and limit < 0:
         raise InputError(f"limit must be >= 0, got {limit}")
     if timeout is not None and timeout <= 0:
         raise InputError(f"timeout must be > 0 seconds, got {timeout}")
+    if time_limit is not None and not time_limit >= 0:
+        raise InputError(f"time_limit must be >= 0 seconds, got {time_limit}")
     t_start = time.perf_counter()
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+
+    def past_deadline() -> bool:
+        if deadline is not None and time.monotonic() >= deadline:
+            summary.time_limited = True
+            return True
+        return False
+
     with SweepTable(out_dir, grid.name) as table:
         done = table.done_keys()
         todo = [it for it in grid.items if it.key not in done]
@@ -852,6 +877,8 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
             with interrupts.handling_interrupts():
                 if client is None:
                     for item in small:
+                        if past_deadline():
+                            break
                         grace = None if item.timeout is None else item.timeout + _grace(item.timeout)
                         try:
                             with _Alarm(grace):
@@ -861,8 +888,10 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
                         interrupts.stop_if_requested()
                         record(item, outcome)
                 else:
-                    _run_tasks(client, small, record)
+                    _run_tasks(client, small, record, past_deadline)
                     for item in big:
+                        if past_deadline():
+                            break
                         outcome = run_item(item.ref, item.params, item.engine, item.timeout,
                                            client=client)
                         interrupts.stop_if_requested()
@@ -927,9 +956,10 @@ def _abandoned(item: SweepItem) -> dict:
                      f"{item.timeout:g} s"}
 
 
-def _run_tasks(client, items: list, record) -> None:
+def _run_tasks(client, items: list, record, past_deadline=lambda: False) -> None:
     """Small items as Dask tasks, one per worker thread in flight (so a task's clock
-    starts when it starts), gathered with ``as_completed``; stuck ones abandoned."""
+    starts when it starts), gathered with ``as_completed``; stuck ones abandoned; at the
+    sweep's deadline the ones in flight are cancelled (the ``finally``), not recorded."""
     from distributed import as_completed
 
     if not items:
@@ -944,6 +974,8 @@ def _run_tasks(client, items: list, record) -> None:
     try:
         while pending or inflight:
             interrupts.stop_if_requested()
+            if past_deadline():
+                return
             while pending and len(inflight) < slots:
                 item = pending.popleft()
                 fut = client.submit(run_item, item.ref, item.params, item.engine, item.timeout,
@@ -973,3 +1005,143 @@ def _run_tasks(client, items: list, record) -> None:
     finally:
         for fut, _, _ in inflight.values():
             fut.cancel()
+
+
+# --------------------------------------------------------------- reading a sweep back
+@dataclass
+class ItemOutcome:
+    """One grid item's newest row: ``status`` ok / failed / timeout, or ``""`` when the
+    item never ran (a time limit, ``limit``, Ctrl-C); ``figures`` are what the item
+    function returned, decoded from the table's cells."""
+
+    item: SweepItem
+    status: str = ""
+    error: str = ""
+    figures: dict = field(default_factory=dict)
+    seconds: float | None = None
+    worker: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == STATUS_OK
+
+    def record(self) -> dict:
+        """The item's parameters (as the grid gave them) and its figures in one dict."""
+        return {**self.item.columns, **self.figures}
+
+
+def decode_cell(text: str):
+    """A table cell back to the value the item returned: :func:`parse_cell`, and a list
+    or mapping (stored as JSON) decoded."""
+    value = parse_cell(text)
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return value
+
+
+def read_outcomes(grid: Grid, out_dir: str | os.PathLike) -> list:
+    """Every item of ``grid`` with its newest row in ``OUT/<name>.csv`` (the order of the
+    grid; status ``""`` for an item without a row).  Rows of other grids written into the
+    same table are ignored."""
+    path = Path(out_dir) / f"{grid.name}.csv"
+    newest: dict = {}
+    if path.exists():
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("key"):
+                    newest[row["key"]] = row
+    runner = set(LEAD_COLUMNS) | set(TAIL_COLUMNS)
+    out = []
+    for item in grid.items:
+        row = newest.get(item.key)
+        if row is None:
+            out.append(ItemOutcome(item))
+            continue
+        reserved = runner | set(item.columns)
+        params = set(item.columns) | {f"param_{k}" for k in item.columns if k in runner}
+        figures = {}
+        for col, text in row.items():
+            if col is None or col in runner or col in params:
+                continue
+            name = col[len("result_"):] if col.startswith("result_") and \
+                col[len("result_"):] in reserved else col
+            figures[name] = decode_cell(text or "")
+        out.append(ItemOutcome(item, status=row.get("status", ""), error=row.get("error", ""),
+                               figures=figures, seconds=parse_cell(row.get("seconds") or ""),
+                               worker=row.get("worker") or ""))
+    return out
+
+
+@dataclass
+class GridRun:
+    """What :func:`run_grid` returns: the run's summary and every item's outcome."""
+
+    grid: Grid
+    summary: SweepSummary
+    outcomes: list
+
+    @property
+    def ok(self) -> list:
+        return [o for o in self.outcomes if o.ok]
+
+    @property
+    def failed(self) -> list:
+        """Items whose newest row is not ok (failed or timed out), this run or earlier."""
+        return [o for o in self.outcomes if o.status and not o.ok]
+
+    @property
+    def not_run(self) -> list:
+        return [o for o in self.outcomes if not o.status]
+
+
+def run_grid(spec, resolver, *, out: str | os.PathLike | None = None, client=None,
+             name: str | None = None, progress: bool | None = False, limit: int | None = None,
+             timeout: float | None = None, time_limit: float | None = None,
+             base_dir: str | os.PathLike | None = None) -> GridRun:
+    """Load ``spec`` (a grid dict or YAML path), run it with :func:`run_sweep` and read
+    every item's outcome back.  ``out``: the table's folder (a re-run with the same
+    ``out`` resumes); ``None``: a temporary folder, removed before returning."""
+    grid = load_grid(spec, resolver, name=name, base_dir=base_dir)
+    if out is None:
+        with tempfile.TemporaryDirectory(prefix="stealsearch-sweep-") as tmp:
+            summary = run_sweep(grid, tmp, client=client, progress=progress, limit=limit,
+                                timeout=timeout, time_limit=time_limit)
+            outcomes = read_outcomes(grid, tmp)
+            summary.table, summary.parquet = "", None      # gone with the folder
+    else:
+        summary = run_sweep(grid, out, client=client, progress=progress, limit=limit,
+                            timeout=timeout, time_limit=time_limit)
+        outcomes = read_outcomes(grid, out)
+    return GridRun(grid=grid, summary=summary, outcomes=outcomes)
+
+
+def parse_axis(text: str, kind: type = int, flag: str = "value", *,
+               error: type[InputError] = GridError) -> list:
+    """A comma-separated command-line value as a grid axis: ``"8,16,32"`` -> [8, 16, 32]
+    (blanks ignored; duplicates kept once, in order).  A bad or empty list raises
+    ``error`` with one line naming ``flag``.
+
+    >>> parse_axis("8, 16,8", int, "--P")
+    [8, 16]
+    >>> parse_axis("0,1.5", float, "--skews")
+    [0.0, 1.5]
+    """
+    out = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            value = kind(part)
+        except ValueError:
+            raise error(f"{flag}: {part[:30]!r} is not a valid {kind.__name__}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise error(f"{flag}: {part[:30]!r} is not a finite number")
+        if value not in out:
+            out.append(value)
+    if not out:
+        raise error(f"{flag}: empty list")
+    return out
