@@ -5,15 +5,18 @@ Usage::
     stealsearch hrel FILE [--algorithm A] [--json] [--out schedule.json]
     stealsearch hrel --random P H [--seed S] [--skew X] [--algorithm A|all] [--json]
     stealsearch hrel sweep [--P 8,16,32] [--h 16,64] [--skews 0,1.5] [--seeds 3]
-                           [--algorithms ...] [--plot sweep.png]
+                           [--algorithms ...] [--plot sweep.png] [--out DIR]
     (backend flags: --workers N | --sequential | --scheduler ADDR | --cluster-config FILE,
      --time-limit S, --json, --progress, --quiet)
 
 The positional argument is a message file (.csv/.npy/.json, optionally .gz) or the word
 ``sweep``.  A single instance runs in this process unless a place is named (``--workers``,
-``--scheduler``, ``--cluster-config``): then every algorithm is one Dask task.  A sweep runs
-as Dask tasks (``client.map``) on a LocalCluster of 2 workers by default, in this process with
-``--sequential``; ``--time-limit`` stops it and reports the finished part as 'interrupted'.
+``--scheduler``, ``--cluster-config``): then every algorithm is one Dask task.  A sweep is a
+grid for the one sweep runner (:mod:`engine.sweep`): one item per (P, h, skew, seed,
+algorithm), run as Dask tasks on a LocalCluster of 2 workers by default, in this process
+with ``--sequential``; ``--time-limit`` stops it and reports the finished part as
+'interrupted'; a failing item is reported and the others finish; with ``--out DIR`` the
+table ``DIR/hrel_sweep.csv`` keeps every finished item and the same command resumes.
 No file is written unless asked (``--out``, ``--plot``).  Lengths are in packet times;
 ``bound`` is the paper's upper bound for the algorithm (null for the baselines),
 ``lower_bound`` is h.
@@ -27,11 +30,11 @@ import time
 from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 non_negative_float, positive_int, print_json, run_tasks,
                                 seed_int)
-from engine.inputs import check_output_path
+from engine.inputs import check_output_dir, check_output_path
 
 from .algorithms import ALGORITHMS
 from .model import HRelationInputError, read_messages
-from .sweep import parse_list, plot_sweep, run_algorithm, summarise, sweep_grid, sweep_task
+from .sweep import run_algorithm
 
 CHOICES = tuple(ALGORITHMS) + ("all",)
 
@@ -51,8 +54,9 @@ def register(subparsers) -> None:
                    help="log-normal sigma of --random message lengths (0 = uniform)")
     p.add_argument("--algorithm", default="forwarding", choices=CHOICES,
                    help="which scheduler; 'all' runs every one")
-    p.add_argument("--out", metavar="FILE",
-                   help="write the schedule (JSON); with 'all' the shortest")
+    p.add_argument("--out", metavar="FILE|DIR",
+                   help="write the schedule (JSON); with 'all' the shortest.  With 'sweep': "
+                        "the folder of the sweep's table (a re-run resumes)")
     p.add_argument("--no-verify", action="store_true", help="skip the independent verifier")
     add_backend_arguments(p, policy=False, node_limit=False, what="the algorithms")
     g = p.add_argument_group("sweep (target 'sweep')")
@@ -160,13 +164,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(args) -> int:
+    from engine.sweep import GridError, parse_axis, run_grid
+
+    from .sweep import KINDS, plot_sweep, records, summarise, sweep_grid
+
     try:
-        Ps = parse_list(args.sweep_P, int, "--P")
-        hs = parse_list(args.sweep_h, int, "--h")
-        skews = parse_list(args.skews, float, "--skews")
-        algos = parse_list(args.algorithms, str, "--algorithms")
-    except ValueError as exc:
-        raise HRelationInputError(f"hrel sweep: {exc}".splitlines()[0]) from None
+        Ps = parse_axis(args.sweep_P, int, "--P")
+        hs = parse_axis(args.sweep_h, int, "--h")
+        skews = parse_axis(args.skews, float, "--skews")
+        algos = parse_axis(args.algorithms, str, "--algorithms")
+    except GridError as exc:
+        raise HRelationInputError(f"hrel sweep: {exc}") from None
     for a in algos:
         if a not in ALGORITHMS:
             raise HRelationInputError(f"hrel sweep: unknown algorithm {a!r} (choose from {', '.join(ALGORITHMS)})")
@@ -177,35 +185,55 @@ def _run_sweep(args) -> int:
     if args.target and args.random:
         raise HRelationInputError("hrel sweep draws its own instances: --random does not apply")
     if args.out:
-        raise HRelationInputError("hrel sweep: --out does not apply (use --json or --plot)")
+        check_output_dir(args.out, HRelationInputError)
     check_plot_path(args.plot, HRelationInputError)
     t0 = time.perf_counter()
-    grid = [(P, h, skew, args.seed + s, tuple(algos))
-            for P, h, skew, s in sweep_grid(Ps, hs, skews, args.seeds)]
+    seeds = range(args.seed, args.seed + args.seeds)
+    spec = sweep_grid(Ps, hs, skews, seeds, algos)
     with client_from_args(args) as client:
-        parts, interrupted = run_tasks(client, sweep_task, grid, args.time_limit,
-                                         progress=show_progress(args))
-    rows = [r for part in parts if part is not None for r in part]
+        run = run_grid(spec, KINDS, out=args.out, client=client, progress=show_progress(args),
+                       time_limit=args.time_limit)
+    rows = records(run.outcomes)
     wall = time.perf_counter() - t0
     if args.plot and rows:
         plot_sweep(rows, args.plot)
     summary = summarise(rows)
-    failed = [r for r in rows if r["verified"] is False]
-    where = "in this process" if args.sequential else "as Dask tasks"
-    done = sum(part is not None for part in parts)
+    failed = run.failed
+    # a grid point (an instance) is done when every algorithm's item finished
+    points: dict = {}
+    for o in run.outcomes:
+        c = o.item.columns
+        points.setdefault((c["P"], c["h"], c["skew"], c["seed"]), []).append(o.ok)
+    done = sum(all(v) for v in points.values())
+    interrupted = bool(run.not_run)
+    table = run.summary.table or None
     if args.json:
         print_json({"status": "interrupted" if interrupted else "complete",
-                    "tasks": done, "tasks_planned": len(grid), "records": len(rows),
-                    "verified": not failed, "wall_seconds": wall, "plot": args.plot,
+                    "tasks": done, "tasks_planned": len(points), "records": len(rows),
+                    "items": len(run.outcomes), "items_done_before": run.summary.done_before,
+                    "verified": not failed, "failed": [_failure(o) for o in failed],
+                    "wall_seconds": wall, "plot": args.plot, "table": table,
                     "summary": summary})
     else:
-        print(f"hrel sweep: {len(rows)} schedules ({done} of {len(grid)} grid points {where}) "
+        where = "in this process" if args.sequential else "as Dask tasks"
+        print(f"hrel sweep: {len(rows)} schedules ({done} of {len(points)} grid points {where}) "
               f"in {wall:.1f} s, all verified: {'yes' if not failed else 'NO'}"
-              + ("; interrupted by --time-limit" if interrupted else ""))
+              + ("; interrupted by --time-limit" if interrupted else "")
+              + (f"; {run.summary.done_before} done before" if run.summary.done_before else ""))
         print(f"{'algorithm':<11} {'P':>4} {'skew':>5} {'mean len/h':>10} {'max len/h':>10}")
         for s in summary:
             print(f"{s['algorithm']:<11} {s['P']:>4} {s['skew']:>5g} {s['mean_length_over_h']:>10.4f} "
                   f"{s['max_length_over_h']:>10.4f}")
+        for o in failed:
+            f = _failure(o)
+            print(f"{f['status']}: P={f['P']} h={f['h']} skew={f['skew']:g} seed={f['seed']} "
+                  f"{f['algorithm']}: {f['error']}")
         if args.plot:
             print(f"plot written to {args.plot}")
+        if table:
+            print(f"table {table} (run the same command again to resume)")
     return 1 if failed else 0
+
+
+def _failure(outcome) -> dict:
+    return {**outcome.item.columns, "status": outcome.status, "error": outcome.error}

@@ -1,22 +1,21 @@
-"""Running the algorithms of seed 001 as ordinary Dask tasks, and the sweep plot.
+"""The algorithms of seed 001 as plain functions, and the ``hrel sweep`` grid and report.
 
-``run_algorithm`` and ``sweep_task`` are plain module-level functions over plain data (numpy
-arrays, ints, strings), so ``client.submit``/``client.map`` can ship them to any worker.
-A sweep is the grid P x h x skew x seed; every task builds its random instance, runs the
-chosen algorithms, verifies each schedule with the independent verifier and returns one row
-per algorithm.  ``plot_sweep`` draws length/h per algorithm against P (one panel per skew).
+``run_algorithm`` is a plain module-level function over plain data (numpy arrays, ints,
+strings), so the CLI can ship it to any worker as a Dask task.  A sweep is a grid for the
+one sweep runner (:mod:`engine.sweep`): P x h x skew x seed x algorithm, one item per
+schedule (:func:`problems.hrelation.sweep_items.hrelation` builds the instance, schedules
+and verifies it).  :func:`records` turns the runner's outcomes into the rows that
+:func:`summarise` and :func:`plot_sweep` (length/h per algorithm against P, one panel per
+skew) read.
 """
 from __future__ import annotations
 
-import itertools
-import math
 import time
 
 import numpy as np
 
 from .algorithms import ALGORITHMS, upper_bound
 from .bounds import load_lower_bound
-from .generators import random_instance
 from .verify import verify_schedule
 
 
@@ -52,33 +51,53 @@ def run_algorithm(m, algorithm: str, verify: bool = True, keep_schedule: bool = 
     return rec
 
 
-def sweep_task(P: int, h: int, skew: float, seed: int, algorithms: tuple) -> list:
-    """One grid point: a random instance and one verified record per algorithm."""
-    m = random_instance(P, h, seed=seed, skew=skew, zero_rows=1 if skew > 0 else 0)
-    rows = []
-    for name in algorithms:
-        rec = run_algorithm(m, name)
-        rec.update(skew=skew, seed=seed, target_h=h)
-        rec.pop("verify_errors", None)
-        rows.append(rec)
-    return rows
+#: The item kind of this package's sweeps (engine.sweep resolves it where an item runs).
+KINDS = {"hrelation": "problems.hrelation.sweep_items:hrelation"}
+
+#: the name of the ``hrel sweep`` table: OUT/hrel_sweep.csv
+GRID_NAME = "hrel_sweep"
 
 
-def sweep_grid(Ps, hs, skews, seeds: int):
-    return list(itertools.product(Ps, hs, skews, range(seeds)))
+def sweep_grid(Ps, hs, skews, seeds, algorithms, name: str = GRID_NAME) -> dict:
+    """The grid P x h x skew x seed x algorithm for :mod:`engine.sweep`: every item builds
+    its random instance (one empty row when skewed), schedules it with one algorithm and
+    verifies the schedule (:mod:`problems.hrelation.sweep_items`).  ``seeds``: the seeds."""
+    return {"name": name, "items": [{
+        "kind": "hrelation",
+        "instance": {"P": [int(P) for P in Ps], "h": [int(h) for h in hs],
+                     "skew": [float(s) for s in skews], "seed": [int(s) for s in seeds]},
+        "settings": {"algorithm": [str(a) for a in algorithms]}}]}
 
 
-def run_sweep(client, Ps, hs, skews, seeds: int, algorithms) -> list:
-    """Submit the grid as Dask tasks (``client.map``) and gather the records."""
-    grid = sweep_grid(Ps, hs, skews, seeds)
-    algos = tuple(algorithms)
-    futures = client.map(sweep_task, [g[0] for g in grid], [g[1] for g in grid],
-                         [g[2] for g in grid], [g[3] for g in grid], [algos] * len(grid),
-                         pure=False)
-    rows = []
-    for part in client.gather(futures):
-        rows.extend(part)
-    return rows
+def records(outcomes) -> list:
+    """The finished items of a sweep (:class:`engine.sweep.ItemOutcome`) as the records
+    :func:`summarise` and :func:`plot_sweep` read: ``h`` is the instance's load (the
+    lower bound), ``target_h`` the grid's h."""
+    out = []
+    for o in outcomes:
+        if not o.ok:
+            continue
+        p, f = o.item.columns, o.figures
+        out.append({"P": p["P"], "h": f["load"], "algorithm": p["algorithm"],
+                    "length": f["length"], "length_over_h": f["length_over_h"],
+                    "bound": f["bound"], "lower_bound": f["load"], "rounds": f["rounds"],
+                    "transfers": f["transfers"], "wall_seconds": f["algorithm_seconds"],
+                    "verified": f["verified"], "skew": p["skew"], "seed": p["seed"],
+                    "target_h": p["h"]})
+    return out
+
+
+def run_sweep(client, Ps, hs, skews, seeds: int, algorithms, out=None) -> list:
+    """The grid with seeds 0..seeds-1 through the sweep runner (small items as Dask tasks
+    on ``client``, here when ``None``); the verified records.  A failing item raises."""
+    from engine.sweep import run_grid
+
+    run = run_grid(sweep_grid(Ps, hs, skews, range(seeds), algorithms), KINDS,
+                   client=client, out=out)
+    if run.failed:
+        o = run.failed[0]
+        raise RuntimeError(f"h-relation sweep item {o.item.columns} {o.status}: {o.error}")
+    return records(run.outcomes)
 
 
 def summarise(rows: list) -> list:
@@ -124,23 +143,3 @@ def plot_sweep(rows: list, path: str, title: str = "h-relation schedules (seed 0
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
-
-
-def parse_list(text: str, kind=int, what: str = "list") -> list:
-    """'8,16,32' -> [8, 16, 32] (raises ValueError with a short message)."""
-    out = []
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            out.append(kind(part))
-        except ValueError:
-            raise ValueError(f"{what}: {part!r} is not a valid {kind.__name__}") from None
-    if not out:
-        raise ValueError(f"empty {what}")
-    return out
-
-
-def nan_to_none(x):
-    return None if isinstance(x, float) and math.isnan(x) else x
