@@ -94,9 +94,10 @@ def literal_gsc(sizes, repeats):
 
 def dask_sweep(sizes, seeds, workers, extras):
     from engine.cluster import dask_client
-    from problems.twolevel.sweep import aggregate, format_table, run_sweep, sweep_one
+    from problems.twolevel.sweep import aggregate, format_table, run_sweep
+    from problems.twolevel.sweep_items import twolevel
 
-    sweep_one("layered", 20, 0)
+    twolevel.warmup()       # compile the kernels here once, before the workers load them
     t0 = time.perf_counter()
     with dask_client(workers=workers) as client:
         rows = run_sweep(client, list(KINDS), sizes, list(range(seeds)), extras)

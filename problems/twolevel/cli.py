@@ -9,14 +9,17 @@ Usage::
     stealsearch twolevel FILE --check SCHEDULE.json   # only verify a given schedule
     stealsearch twolevel sweep [--kinds K,..] [--sizes N,..] [--seeds K] [--c2-extra X,..]
                              [--workers N | --sequential | --scheduler ADDR | --cluster-config FILE]
-                             [--time-limit S] [--json]
+                             [--time-limit S] [--json] [--out DIR]
 
 Output files only when asked: ``--out`` (the schedule, JSON; ``--schedule-out`` is the
 old name), ``--plot`` (the Gantt chart; old name ``--gantt``), ``--save-instance``; each
 path is checked before any work starts.
 
 The word ``sweep`` in place of FILE selects the sweep (a file literally named
-``sweep`` can be given as ``./sweep``).  Every schedule is checked by the independent
+``sweep`` can be given as ``./sweep``): a grid for the one sweep runner
+(:mod:`engine.sweep`), one item per random DAG; a failing item is reported and the others
+finish; with ``--out DIR`` the table ``DIR/twolevel_sweep.csv`` keeps every finished item
+and the same command resumes.  Every schedule is checked by the independent
 verifier; the exit code is 0 when it is feasible and reaches the lower bound, 1 if not.
 """
 from __future__ import annotations
@@ -24,20 +27,10 @@ from __future__ import annotations
 import time
 
 from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
-                                positive_int, print_json, run_tasks, seed_int)
-from engine.inputs import check_output_path
+                                positive_int, print_json, seed_int)
+from engine.inputs import check_output_dir, check_output_path
 
 from .model import TwoLevelInputError
-
-
-def _int_list(text: str, what: str) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise TwoLevelInputError(f"{what}: expected comma-separated integers, got {text!r}") from None
-    if not vals or min(vals) < 1:
-        raise TwoLevelInputError(f"{what}: expected positive integers, got {text!r}")
-    return vals
 
 
 def register(subparsers) -> None:
@@ -62,8 +55,9 @@ def register(subparsers) -> None:
     p.add_argument("--full", action="store_true", help="with --json: include the whole schedule")
     p.add_argument("--plot", "--gantt", dest="plot", metavar="OUT.png",
                    help="write the Gantt chart here (small schedules)")
-    p.add_argument("--out", "--schedule-out", dest="out", metavar="OUT.json",
-                   help="write the schedule as JSON here")
+    p.add_argument("--out", "--schedule-out", dest="out", metavar="OUT.json|DIR",
+                   help="write the schedule as JSON here; with 'sweep': the folder of the "
+                        "sweep's table (a re-run resumes)")
     p.add_argument("--save-instance", metavar="OUT.json", help="write the instance as JSON here")
     p.add_argument("--check", metavar="SCHEDULE.json",
                    help="do not schedule: verify this schedule (--schedule-out format) "
@@ -201,51 +195,66 @@ def _check(inst, args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from .generators import KINDS
-    from .sweep import aggregate, format_table, sweep_one
+    from engine.sweep import GridError, parse_axis, run_grid
 
-    for flag, value in (("--plot", args.plot), ("--out", args.out), ("--check", args.check),
+    from .generators import KINDS as DAG_KINDS
+    from .sweep import KINDS, aggregate, format_table, records, sweep_grid
+    from .sweep_items import twolevel
+
+    for flag, value in (("--plot", args.plot), ("--check", args.check),
                         ("--full", args.full), ("--save-instance", args.save_instance),
                         ("--random", args.random is not None), ("--table1", args.table1),
                         ("--arcs", args.arcs)):
         if value:
             raise TwoLevelInputError(f"twolevel sweep: {flag} does not apply (one DAG only)")
-
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    if not kinds:
-        raise TwoLevelInputError(f"--kinds: expected DAG kinds, got {args.kinds!r}")
-    for k in kinds:
-        if k not in KINDS:
-            raise TwoLevelInputError(f"--kinds: unknown kind {k!r} (choose from {', '.join(KINDS)})")
-    sizes = _int_list(args.sizes, "--sizes")
     try:
-        extras = [int(x) for x in args.c2_extra.split(",") if x.strip()]
-    except ValueError:
-        extras = []
-    if not extras or min(extras) < 0:
+        kinds = parse_axis(args.kinds, str, "--kinds")
+        sizes = parse_axis(args.sizes, int, "--sizes")
+        extras = parse_axis(args.c2_extra, int, "--c2-extra")
+    except GridError as exc:
+        raise TwoLevelInputError(f"twolevel sweep: {exc}") from None
+    for k in kinds:
+        if k not in DAG_KINDS:
+            raise TwoLevelInputError(f"--kinds: unknown kind {k!r} (choose from {', '.join(DAG_KINDS)})")
+    if min(sizes) < 1:
+        raise TwoLevelInputError(f"--sizes: expected positive integers, got {args.sizes!r}")
+    if min(extras) < 0:
         raise TwoLevelInputError(f"--c2-extra: expected integers >= 0, got {args.c2_extra!r}")
     if max(sizes) > 10 ** 7:
         raise TwoLevelInputError(f"--sizes: at most 10^7 tasks per DAG, got {max(sizes)}")
-    sweep_one(kinds[0], 20, 0)   # compile the numba kernels once, before the workers start
-    seeds = list(range(args.seed, args.seed + args.seeds))
-    points = [(k, n, s, x) for k in kinds for n in sizes for x in extras for s in seeds]
+    if args.out:
+        check_output_dir(args.out, TwoLevelInputError)
+    twolevel.warmup()   # compile the numba kernels once here, before the workers load them
+    seeds = range(args.seed, args.seed + args.seeds)
+    spec = sweep_grid(kinds, sizes, seeds, extras)
     t0 = time.perf_counter()
     with client_from_args(args) as client:
-        results, interrupted = run_tasks(client, sweep_one, points, args.time_limit,
-                                         progress=show_progress(args))
-    rows = [r for r in results if r is not None]
+        run = run_grid(spec, KINDS, out=args.out, client=client, progress=show_progress(args),
+                       time_limit=args.time_limit)
+    rows = records(run.outcomes)
     wall = time.perf_counter() - t0
     agg = aggregate(rows)
-    ok = all(a["verified"] == a["runs"] and a["at_lower_bound"] == a["runs"] for a in agg)
+    failed = [{**o.item.columns, "status": o.status, "error": o.error} for o in run.failed]
+    ok = not failed and all(a["verified"] == a["runs"] and a["at_lower_bound"] == a["runs"]
+                            for a in agg)
+    table = run.summary.table or None
     if args.json:
-        print_json({"status": "interrupted" if interrupted else "complete",
-                    "table": agg, "runs": rows, "runs_planned": len(points),
-                    "all_verified_at_lower_bound": ok, "wall_seconds": wall})
+        print_json({"status": "interrupted" if run.not_run else "complete",
+                    "table": agg, "runs": rows, "runs_planned": len(run.outcomes),
+                    "runs_done_before": run.summary.done_before, "failed": failed,
+                    "all_verified_at_lower_bound": ok, "wall_seconds": wall,
+                    "sweep_table": table})
     else:
         print(format_table(agg))
         where = "in this process" if args.sequential else "as Dask tasks"
-        print(f"{len(rows)} of {len(points)} instances {where} in {wall:.2f} s"
-              + (" (interrupted by --time-limit)" if interrupted else "")
+        print(f"{len(rows)} of {len(run.outcomes)} instances {where} in {wall:.2f} s"
+              + (" (interrupted by --time-limit)" if run.not_run else "")
+              + (f"; {run.summary.done_before} done before" if run.summary.done_before else "")
               + "; ppc = processors per cluster, trivial = the paper's one-cluster solution, "
               "dup = copies / tasks")
+        for f in failed:
+            print(f"{f['status']}: {f['kind']} n={f['n']} seed={f['seed']} "
+                  f"c2-extra={f['c2_extra']}: {f['error']}")
+        if table:
+            print(f"table {table} (run the same command again to resume)")
     return 0 if ok else 1

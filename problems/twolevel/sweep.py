@@ -1,68 +1,68 @@
-"""Sweeps of 2LVDSOPT over random instances, run as ordinary Dask tasks.
+"""Sweeps of 2LVDSOPT over random instances: a grid for the one sweep runner
+(:mod:`engine.sweep`) and the report over its table.
 
 Seed paper 004, section 2.1 ends with the *trivial solution*: put every critical
 sequence in one cluster (the algorithm of its reference [6]).  It has the same
-makespan; what 2LVDSOPT buys is fewer processors per cluster.  Each sweep task builds
+makespan; what 2LVDSOPT buys is fewer processors per cluster.  Each sweep item builds
 one random instance, runs 2LVDSOPT and the trivial solution, verifies both with the
-independent verifier and returns plain figures; :func:`aggregate` tabulates them per
+independent verifier and returns plain figures
+(:func:`problems.twolevel.sweep_items.twolevel`); :func:`aggregate` tabulates them per
 (DAG kind, size).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 
-def sweep_one(kind: str, n: int, seed: int, c2_extra: int = 10) -> dict:
-    """One sweep point (a plain module-level function: a Dask task).
+#: The item kind of this package's sweeps (engine.sweep resolves it where an item runs).
+KINDS = {"twolevel": "problems.twolevel.sweep_items:twolevel"}
 
-    ``c2_extra``: c(2) is drawn as c(1) + U{0..c2_extra} before clipping to
-    conditions (2)-(3); 0 makes both levels equal (no arc is tight in c(2) only).
-    Example::
-
-        >>> row = sweep_one("layered", 50, 0)
-        >>> row["verified"], row["makespan"] == row["lower_bound"] == row["trivial_makespan"]
-        (True, True)
-    """
-    from .algorithms import (build_schedule, critical_sequences, earliest_start_dates,
-                            sequence_components)
-    from .generators import random_instance
-    from .verify import verify_schedule
-
-    inst = random_instance(n, seed=seed, kind=kind, c2_extra=(0, int(c2_extra)))
-    t0 = time.perf_counter()
-    b = earliest_start_dates(inst)
-    forest = critical_sequences(inst, b)
-    comps = sequence_components(inst, b, forest)
-    sched = build_schedule(inst, b, forest, comps)
-    wall = time.perf_counter() - t0
-    trivial = build_schedule(inst, b, forest, comps, one_cluster=True)
-    rep = verify_schedule(inst, sched)
-    rep_t = verify_schedule(inst, trivial)
-    ppc = sched.processors_per_cluster()
-    return {
-        "kind": kind, "n": int(n), "seed": int(seed), "c2_extra": int(c2_extra),
-        "arcs": inst.m,
-        "clusters": sched.n_clusters, "processors": sched.n_processors,
-        "max_processors_per_cluster": int(ppc.max()),
-        "mean_processors_per_cluster": float(ppc.mean()),
-        "copies": sched.n_copies, "duplication_ratio": sched.n_copies / inst.n,
-        "messages": sched.n_messages,
-        "inter_cluster_messages": int(np.count_nonzero(sched.msg_level == 2)),
-        "makespan": rep.makespan, "lower_bound": rep.lower_bound,
-        "verified": rep.feasible, "optimal": rep.optimal,
-        "trivial_processors_per_cluster": trivial.n_processors,
-        "trivial_makespan": rep_t.makespan, "trivial_verified": rep_t.feasible,
-        "wall_seconds": wall,
-    }
+#: the name of the ``twolevel sweep`` table: OUT/twolevel_sweep.csv
+GRID_NAME = "twolevel_sweep"
 
 
-def run_sweep(client, kinds, sizes, seeds, c2_extras=(10,)) -> list[dict]:
-    """Map :func:`sweep_one` over kinds x sizes x c2_extras x seeds on ``client``."""
-    points = [(k, n, s, x) for k in kinds for n in sizes for x in c2_extras for s in seeds]
-    futures = client.map(sweep_one, *zip(*points), pure=False)
-    return client.gather(futures)
+def sweep_grid(kinds, sizes, seeds, c2_extras=(10,), name: str = GRID_NAME) -> dict:
+    """The grid kind x n x c2_extra x seed for :mod:`engine.sweep`: every item builds one
+    random DAG, schedules it with 2LVDSOPT and with the trivial solution, and verifies
+    both (:func:`problems.twolevel.sweep_items.twolevel` with ``trivial``)."""
+    return {"name": name, "items": [{
+        "kind": "twolevel",
+        "instance": {"kind": [str(k) for k in kinds], "n": [int(n) for n in sizes],
+                     "c2_extra": [int(x) for x in c2_extras], "seed": [int(s) for s in seeds]},
+        "settings": {"trivial": True}}]}
+
+
+def records(outcomes) -> list[dict]:
+    """The finished items of a sweep (:class:`engine.sweep.ItemOutcome`) as the rows
+    :func:`aggregate` reads (an item that finished is verified and at the lower bound:
+    the item raises otherwise)."""
+    out = []
+    for o in outcomes:
+        if not o.ok:
+            continue
+        p, f = o.item.columns, o.figures
+        out.append({"kind": p["kind"], "n": p["n"], "seed": p["seed"], "c2_extra": p["c2_extra"],
+                    **{k: f[k] for k in (
+                        "arcs", "clusters", "processors", "max_processors_per_cluster",
+                        "mean_processors_per_cluster", "copies", "duplication_ratio",
+                        "messages", "inter_cluster_messages", "makespan", "lower_bound",
+                        "verified", "trivial_processors_per_cluster", "trivial_makespan",
+                        "trivial_verified")},
+                    "optimal": f["makespan"] == f["lower_bound"],
+                    "wall_seconds": f["algorithm_seconds"]})
+    return out
+
+
+def run_sweep(client, kinds, sizes, seeds, c2_extras=(10,), out=None) -> list[dict]:
+    """The grid through the sweep runner (small items as Dask tasks on ``client``, here
+    when ``None``); the rows of :func:`records`.  A failing item raises."""
+    from engine.sweep import run_grid
+
+    run = run_grid(sweep_grid(kinds, sizes, seeds, c2_extras), KINDS, client=client, out=out)
+    if run.failed:
+        o = run.failed[0]
+        raise RuntimeError(f"twolevel sweep item {o.item.columns} {o.status}: {o.error}")
+    return records(run.outcomes)
 
 
 def aggregate(rows: list[dict]) -> list[dict]:

@@ -13,7 +13,14 @@ import time
 from engine.problem import SolutionError
 
 
-def twolevel(*, n: int, kind: str = "layered", seed: int = 0, c2_extra: int = 10) -> dict:
+def twolevel(*, n: int, kind: str = "layered", seed: int = 0, c2_extra: int = 10,
+             trivial: bool = False) -> dict:
+    """``c2_extra``: c(2) is drawn as c(1) + U{0..c2_extra} before clipping to conditions
+    (2)-(3); 0 makes both levels equal.  ``trivial``: also build and verify seed 004's
+    *trivial solution* (every critical sequence in one cluster, §2.1: the same makespan,
+    more processors per cluster), the comparison of ``stealsearch twolevel sweep``."""
+    import numpy as np
+
     from .algorithms import two_level_opt
     from .generators import random_instance
     from .verify import verify_schedule
@@ -27,10 +34,23 @@ def twolevel(*, n: int, kind: str = "layered", seed: int = 0, c2_extra: int = 10
         raise SolutionError(f"infeasible schedule: {(rep.errors or ['?'])[0]}")
     if rep.makespan != rep.lower_bound:
         raise SolutionError(f"makespan {rep.makespan} above the lower bound {rep.lower_bound}")
-    return {"arcs": inst.m, "makespan": rep.makespan, "lower_bound": rep.lower_bound,
-            "clusters": sched.n_clusters, "processors": sched.n_processors,
-            "copies": sched.n_copies, "messages": sched.n_messages, "verified": True,
-            "algorithm_seconds": seconds}
+    ppc = sched.processors_per_cluster()
+    out = {"arcs": inst.m, "makespan": rep.makespan, "lower_bound": rep.lower_bound,
+           "clusters": sched.n_clusters, "processors": sched.n_processors,
+           "max_processors_per_cluster": int(ppc.max()),
+           "mean_processors_per_cluster": float(ppc.mean()),
+           "copies": sched.n_copies, "duplication_ratio": sched.n_copies / inst.n,
+           "messages": sched.n_messages,
+           "inter_cluster_messages": int(np.count_nonzero(sched.msg_level == 2)),
+           "verified": True, "algorithm_seconds": seconds}
+    if trivial:
+        one = two_level_opt(inst, one_cluster=True)
+        rep_one = verify_schedule(inst, one)
+        if not rep_one.feasible:
+            raise SolutionError(f"infeasible trivial solution: {(rep_one.errors or ['?'])[0]}")
+        out.update(trivial_processors_per_cluster=one.n_processors,
+                   trivial_makespan=rep_one.makespan, trivial_verified=True)
+    return out
 
 
 def _warmup() -> None:
