@@ -14,11 +14,11 @@ groups.  Modules:
 * :mod:`.mapping` -- :func:`map_clusters_to_groups`
 * :mod:`.generators` -- Table 1, CG-, IS-, EP-like and random tables
 * :mod:`.verify` -- independent literal implementations (exact arithmetic)
-* :mod:`.analysis` -- :func:`characterize`, Dask sweep tasks
+* :mod:`.analysis` -- :func:`characterize`, the tie-break sweep's grid and report
 * :mod:`.render` -- Table 2 style text, G_c and dendrogram PNGs
 * :mod:`.cli` -- ``stealsearch commclust``
 """
-from .analysis import best_summary, characterize, run_sweep
+from .analysis import characterize, run_sweep
 from .algorithms import cluster_table, tie_order
 from .generators import cg_like, ep_like, example_table, is_like, paper_table1, random_table
 from .io import parse_trace, read_table, write_table_csv, write_trace
@@ -27,7 +27,7 @@ from .model import CommTableError, Dendrogram, canonical_partition, exchanged_ta
 from .quality import QualityCurve, partition_quality, quality_curve
 
 __all__ = [
-    "CommTableError", "Dendrogram", "QualityCurve", "best_summary", "canonical_partition",
+    "CommTableError", "Dendrogram", "QualityCurve", "canonical_partition",
     "cg_like", "characterize", "cluster_table", "ep_like", "example_table", "exchanged_table",
     "is_like", "map_clusters_to_groups", "paper_table1", "parse_groups", "parse_trace",
     "partition_quality", "quality_curve", "random_table", "read_table", "run_sweep",

@@ -1,6 +1,7 @@
 """One full characterisation run (seed 002, sections 3-4): cluster, score every partition,
-pick the best, optionally map it to machine groups.  Plain data in, plain data out, so it runs
-as an ordinary Dask task.
+pick the best, optionally map it to machine groups; and the tie-break sweep, a grid for the
+one sweep runner (:mod:`engine.sweep`) with its report (:func:`summarize_sweep`: how stable
+the best partition is over the tie-break seeds).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from .algorithms import cluster_table
 from .mapping import map_clusters_to_groups
-from .model import canonical_partition, validate_table
+from .model import validate_table
 from .quality import quality_curve
 
 
@@ -78,23 +79,51 @@ def public(result: dict) -> dict:
     return {k: v for k, v in result.items() if not k.startswith("_")}
 
 
-def best_summary(table, seed: int | None) -> dict:
-    """Dask-task payload for sweeps: best partition of one (table, seed) in canonical form.
+#: The item kind of this package's sweeps (engine.sweep resolves it where an item runs).
+KINDS = {"commclust": "problems.commclust.sweep_items:commclust"}
 
-    >>> from problems.commclust.generators import paper_table1
-    >>> best_summary(paper_table1(), 5)["best_partition"]
-    [[0, 1, 2, 3], [4, 5, 6, 7]]
-    """
-    start = time.perf_counter()
-    t = validate_table(table)
-    dend = cluster_table(t, seed=seed, validated=True)
-    curve = quality_curve(t, dend, validated=True)
-    best = curve.best_index()
-    return {"seed": seed, "best_index": best, "n_clusters": int(curve.n_clusters[best]),
-            "G_c": _num(curve.G_c[best]),
-            "best_partition": [list(c) for c in canonical_partition(dend.partition(best))],
-            "gc_curve": [_num(v) for v in curve.G_c],
-            "seconds": time.perf_counter() - start}
+#: the name of the ``commclust sweep`` table: OUT/commclust_sweep.csv
+GRID_NAME = "commclust_sweep"
+
+
+def sweep_grid(tie_seeds, *, files=(), examples=(), example_seed: int = 0, fmt: str | None = None,
+               name: str = GRID_NAME) -> dict:
+    """The grid (table x tie-break seed) for :mod:`engine.sweep`: every item clusters one
+    table with one tie-break seed and checks the best partition's G_c against the literal
+    double sums (:func:`problems.commclust.sweep_items.commclust` with ``curve``).
+    ``files``: table files (paths as the user wrote them); ``examples``: example names,
+    drawn with ``example_seed``."""
+    seeds = [int(s) for s in tie_seeds]
+    blocks = []
+    if files:
+        inst = {"file": list(files)}
+        if fmt is not None:
+            inst["format"] = fmt
+        blocks.append({"kind": "commclust", "instance": inst,
+                       "settings": {"tie_seed": seeds, "curve": True}})
+    if examples:
+        blocks.append({"kind": "commclust",
+                       "instance": {"table": list(examples), "seed": int(example_seed)},
+                       "settings": {"tie_seed": seeds, "curve": True}})
+    return {"name": name, "items": blocks}
+
+
+def sweep_runs(outcomes) -> dict:
+    """The finished items of a sweep, per table label (the file as written or the example
+    name), as the runs :func:`summarize_sweep` reads."""
+    out: dict = {}
+    for o in outcomes:
+        if not o.ok:
+            continue
+        p, f = o.item.columns, o.figures
+        label = p["file"] if "file" in p else p["table"]
+        gc = f["G_c"]
+        out.setdefault(label, []).append({
+            "seed": p["tie_seed"], "best_index": f["best_index"], "n_clusters": f["n_clusters"],
+            "G_c": None if isinstance(gc, float) and math.isnan(gc) else gc,
+            "best_partition": f["best_partition"], "gc_curve": f["gc_curve"],
+            "seconds": f["algorithm_seconds"]})
+    return out
 
 
 def summarize_sweep(label: str, runs: list[dict]) -> dict:
@@ -139,15 +168,25 @@ def summarize_sweep(label: str, runs: list[dict]) -> dict:
 
 
 def run_sweep(client, tables: dict, seeds) -> list[dict]:
-    """Every (table, seed) as an ordinary Dask task (``client.submit`` of :func:`best_summary`);
-    the tables are scattered once to every worker.  Returns one summary per table."""
-    seeds = [int(s) for s in seeds]
-    futures = {}
-    for label, table in tables.items():
-        t = validate_table(table, source=label)
-        [remote] = client.scatter([t], broadcast=True, hash=False)
-        futures[label] = [client.submit(best_summary, remote, s, pure=False) for s in seeds]
-    out = []
-    for label, futs in futures.items():
-        out.append(summarize_sweep(label, client.gather(futs)))
-    return out
+    """Every (table, tie-break seed) through the sweep runner (small items as Dask tasks
+    on ``client``, here when ``None``); one :func:`summarize_sweep` per table.  The tables
+    (label -> array) travel as ``.npy`` files in a temporary folder, read by each item.
+    A failing item raises."""
+    import tempfile
+    from pathlib import Path
+
+    from engine.sweep import run_grid
+
+    with tempfile.TemporaryDirectory(prefix="commclust-sweep-") as tmp:
+        paths = {}
+        for i, (label, table) in enumerate(tables.items()):
+            path = str(Path(tmp) / f"table{i}.npy")
+            np.save(path, validate_table(table, source=label))
+            paths[path] = label
+        run = run_grid(sweep_grid(seeds, files=list(paths)), KINDS, client=client)
+    if run.failed:
+        o = run.failed[0]
+        raise RuntimeError(f"commclust sweep item {paths.get(o.item.columns.get('file'))} "
+                           f"{o.status}: {o.error}")
+    runs = sweep_runs(run.outcomes)
+    return [summarize_sweep(paths[path], runs.get(path, [])) for path in paths]

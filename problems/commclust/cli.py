@@ -7,15 +7,17 @@ Usage::
                           [--dendrogram]
     stealsearch commclust sweep FILE... | --example NAME...  [--tie-seeds K] [--first-tie-seed S]
                           [--workers N | --sequential | --scheduler ADDR | --cluster-config FILE]
-                          [--time-limit S] [--json]
+                          [--time-limit S] [--json] [--out DIR]
 
 ``--seed`` is the instance seed of the generated examples (isN, epN, randomN), as
 everywhere; the paper's random tie-break has its own ``--tie-seed``.
 
 The first positional may be the word ``sweep`` (a file literally named ``sweep`` must be
 given as ``./sweep``).  Single runs happen in this process (a polynomial algorithm: no
-cluster needed); ``sweep`` runs every (table, tie-break seed) pair as an ordinary Dask task
-through :func:`engine.cluster.dask_client` and reports how stable the best partition is.
+cluster needed); ``sweep`` runs every (table, tie-break seed) pair through the one sweep
+runner (:mod:`engine.sweep`: small items as ordinary Dask tasks) and reports how stable the
+best partition is; a failing item is reported and the others finish; with ``--out DIR`` the
+table ``DIR/commclust_sweep.csv`` keeps every finished item and the same command resumes.
 
 ``--json`` (single run): ``partitions`` (``index`` k = merges done, ``n_clusters``, ``F_G``,
 ``D_G``, ``G_c`` and, for N <= 256, ``clusters``), ``merges`` (scipy ids + f), ``best``,
@@ -23,7 +25,8 @@ through :func:`engine.cluster.dask_client` and reports how stable the best parti
 ``wall_seconds``.  ``G_c`` is ``null`` where undefined (one cluster) or infinite (no
 inter-cluster traffic: ``D_G`` = 0); JSON never holds NaN or Infinity.  ``--json`` (sweep): per table ``stability``,
 ``distinct_best_partitions``, ``modal_best_partition``, ``best_n_clusters_counts``,
-``gc_curve_max_spread``; plus ``tasks``, ``workers``, ``wall_seconds``.
+``gc_curve_max_spread``; plus ``tasks``, ``workers``, ``wall_seconds``, ``failed``
+(items that failed, with their error), ``table`` (the sweep table with ``--out``).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import argparse
 import time
 
 from engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
-                                positive_int, print_json, run_tasks, seed_int)
+                                positive_int, print_json, seed_int)
 
 from .model import CommTableError
 
@@ -66,6 +69,9 @@ def register(subparsers) -> None:
                    help="sweep: number of tie-break seeds")
     p.add_argument("--first-tie-seed", type=seed_int, default=0, metavar="S",
                    help="sweep: tie-break seeds S..S+K-1")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="sweep: the folder of the sweep's table (a re-run resumes; none when "
+                        "absent)")
     add_backend_arguments(p, policy=False, node_limit=False, what="the sweep")
     p.set_defaults(func=run)
 
@@ -110,9 +116,9 @@ def _run_single(args) -> int:
         raise CommTableError("a single table runs in this process (a polynomial algorithm); "
                              "--workers, --scheduler, --cluster-config and --time-limit apply "
                              "to 'commclust sweep'")
-    if args.tie_seeds != 16 or args.first_tie_seed:
-        raise CommTableError("--tie-seeds and --first-tie-seed apply to 'commclust sweep'; "
-                             "a single run takes --tie-seed")
+    if args.tie_seeds != 16 or args.first_tie_seed or args.out:
+        raise CommTableError("--tie-seeds, --first-tie-seed and --out apply to 'commclust "
+                             "sweep'; a single run takes --tie-seed")
     for path in (args.plot, args.dendrogram_plot):
         check_plot_path(path, CommTableError)
     [(label, table)] = _load_sources(args, allow_many=False).items()
@@ -158,8 +164,10 @@ def _run_single(args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from .analysis import best_summary, summarize_sweep
-    from .model import validate_table
+    from engine.inputs import check_output_dir
+    from engine.sweep import run_grid
+
+    from .analysis import KINDS, summarize_sweep, sweep_grid, sweep_runs
 
     if args.plot or args.dendrogram_plot or args.groups or args.dendrogram:
         raise CommTableError("--plot, --dendrogram-plot, --dendrogram and --groups apply to "
@@ -167,36 +175,39 @@ def _run_sweep(args) -> int:
     if args.tie_seed:
         raise CommTableError("commclust sweep: give --tie-seeds K and --first-tie-seed S, "
                              "not --tie-seed")
-    tables = {label: validate_table(t, source=label)
-              for label, t in _load_sources(args, allow_many=True).items()}
+    # every table read and validated here first: a bad one is one line before any work
+    # (the items read them again where they run)
+    labels = list(_load_sources(args, allow_many=True))
+    if args.out:
+        check_output_dir(args.out, CommTableError)
     seeds = list(range(args.first_tie_seed, args.first_tie_seed + args.tie_seeds))
+    files = list(dict.fromkeys(args.sources))
+    spec = sweep_grid(seeds, files=files, examples=list(dict.fromkeys(args.example)),
+                      example_seed=args.seed, fmt=args.format)
     start = time.perf_counter()
     with client_from_args(args) as client:
-        n_workers = 1 if client is None else len(client.scheduler_info().get("workers", {}))
-        # a table travels to the workers once (scattered), not once per task
-        shipped = {label: t if client is None else client.scatter(t, broadcast=True, hash=False)
-                   for label, t in tables.items()}
-        items = [(label, s) for label in tables for s in seeds]
-        results, interrupted = run_tasks(client, best_summary,
-                                         [(shipped[label], s) for label, s in items],
-                                         args.time_limit,
-                                         progress=show_progress(args))
-    summaries = []
-    for label in tables:
-        runs = [r for (lab, _), r in zip(items, results) if lab == label and r is not None]
-        if runs:
-            summaries.append(summarize_sweep(label, runs))
+        n_workers = 1 if client is None else len(client.nthreads())
+        run = run_grid(spec, KINDS, out=args.out, client=client,
+                       progress=show_progress(args), time_limit=args.time_limit)
+    runs = sweep_runs(run.outcomes)
+    summaries = [summarize_sweep(label, runs[label]) for label in dict.fromkeys(labels)
+                 if runs.get(label)]
     wall = time.perf_counter() - start
-    done = sum(r is not None for r in results)
+    done = len(run.ok)
+    failed = [{**o.item.columns, "status": o.status, "error": o.error} for o in run.failed]
+    table = run.summary.table or None
     if args.json:
-        print_json({"status": "interrupted" if interrupted else "complete",
+        print_json({"status": "interrupted" if run.not_run else "complete",
                     "sweep": summaries, "seeds": seeds, "workers": n_workers,
-                    "tasks": done, "tasks_planned": len(items), "wall_seconds": wall})
-        return 0
+                    "tasks": done, "tasks_planned": len(run.outcomes),
+                    "tasks_done_before": run.summary.done_before, "failed": failed,
+                    "table": table, "wall_seconds": wall})
+        return 1 if failed else 0
     where = "in this process" if client is None else f"Dask tasks on {n_workers} workers"
-    print(f"commclust sweep: {len(tables)} table(s) x {len(seeds)} tie-break seeds = "
-          f"{len(items)} tasks ({done} done) {where}"
-          + ("; interrupted by --time-limit" if interrupted else ""))
+    print(f"commclust sweep: {len(files) + len(set(args.example))} table(s) x {len(seeds)} "
+          f"tie-break seeds = {len(run.outcomes)} tasks ({done} done) {where}"
+          + ("; interrupted by --time-limit" if run.not_run else "")
+          + (f"; {run.summary.done_before} done before" if run.summary.done_before else ""))
     for s in summaries:
         part = " ".join("(" + ",".join(map(str, c)) + ")" for c in s["modal_best_partition"])
         if len(part) > 300:
@@ -207,5 +218,10 @@ def _run_sweep(args) -> int:
         print(f"  best n_clusters per seed: {s['best_n_clusters_counts']}; best G_c in "
               f"[{s['best_G_c_min']}, {s['best_G_c_max']}]; G_c curves differ by at most "
               f"{s['gc_curve_max_spread']:.4g}")
+    for f in failed:
+        print(f"{f['status']}: {f.get('file', f.get('table'))} tie-break seed {f['tie_seed']}: "
+              f"{f['error']}")
+    if table:
+        print(f"table {table} (run the same command again to resume)")
     print(f"wall {wall:.3f} s")
-    return 0
+    return 1 if failed else 0

@@ -22,27 +22,42 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def commclust(*, table: str, seed: int = 0) -> dict:
+def commclust(*, table: str | None = None, file: str | None = None, format: str | None = None,
+              seed: int = 0, tie_seed: int | None = None, curve: bool = False) -> dict:
+    """The best partition of one table: an example ``table`` (``cg8``, ``isN``... drawn
+    with ``seed``) or a ``file`` (read as ``format``, from the extension when absent),
+    clustered with the tie-break seed ``tie_seed`` (``seed`` when absent).  ``curve``
+    adds ``best_index`` and the whole G_c curve (``gc_curve``: one value per partition,
+    ``None`` where undefined), what ``commclust sweep`` compares across tie-break seeds."""
     from .algorithms import cluster_table
     from .generators import example_table
-    from .model import canonical_partition, validate_table
+    from .io import read_table
+    from .model import CommTableError, canonical_partition, validate_table
     from .quality import quality_curve
     from .verify import quality_reference
 
+    if (table is None) == (file is None):
+        raise CommTableError("a commclust item needs an example 'table' or a 'file', not both")
     t0 = time.perf_counter()
-    t = validate_table(example_table(table, seed=seed))
-    dend = cluster_table(t, seed=seed, validated=True)
-    curve = quality_curve(t, dend, validated=True)
-    best = curve.best_index()
+    raw = example_table(table, seed=seed) if file is None else read_table(file, format)
+    t = validate_table(raw, source=table or file)
+    tie = seed if tie_seed is None else tie_seed
+    dend = cluster_table(t, seed=tie, validated=True)
+    quality = quality_curve(t, dend, validated=True)
+    best = quality.best_index()
     seconds = time.perf_counter() - t0
     clusters = [list(c) for c in canonical_partition(dend.partition(best))]
     ref = quality_reference(t, clusters)
-    gc = float(curve.G_c[best])
+    gc = float(quality.G_c[best])
     if not _same(gc, ref["G_c"]):
         raise SolutionError(f"G_c {gc} of the best partition, the reference says {ref['G_c']}")
-    return {"n_processes": dend.n, "n_clusters": len(clusters), "G_c": gc,
-            "F_G": ref["F_G"], "D_G": ref["D_G"], "best_partition": clusters,
-            "verified": True, "algorithm_seconds": seconds}
+    out = {"n_processes": dend.n, "n_clusters": len(clusters), "G_c": gc,
+           "F_G": ref["F_G"], "D_G": ref["D_G"], "best_partition": clusters,
+           "verified": True, "algorithm_seconds": seconds}
+    if curve:
+        out["best_index"] = int(best)
+        out["gc_curve"] = [None if math.isnan(g) else float(g) for g in quality.G_c]
+    return out
 
 
 def _warmup() -> None:
