@@ -23,6 +23,7 @@ KINDS = {
     "uts": "problems.uts.sweep_items:uts",
     "clique": "problems.clique.sweep_items:clique",
     "liquid": "problems.liquid.sweep_items:liquid",
+    "liquid_t1": "problems.liquid.sweep_items:liquid_t1",
     "hrelation": "problems.hrelation.sweep_items:hrelation",
     "commclust": "problems.commclust.sweep_items:commclust",
     "twolevel": "problems.twolevel.sweep_items:twolevel",

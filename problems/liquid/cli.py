@@ -7,6 +7,8 @@ Sub-commands (a sub-parser each)::
     stealsearch liquid traffic FILE         # a traffic file (JSON/YAML, see topology.load_traffic)
     stealsearch liquid teams FILE|example [--full]   # count teams / full teams
     stealsearch liquid t1-study [--out DIR] [--workers N | --sequential | --scheduler ADDR]
+                                            # one sweep item per class (engine.sweep);
+                                            # --out DIR keeps the table: a re-run resumes
 
 The search commands take the engine's backend flags (``--sequential``, ``--workers``,
 ``--scheduler``, limits, steal policy) and ``--json``: the engine result in the one schema
@@ -58,7 +60,8 @@ def register(subparsers) -> None:
 
     st = sub.add_parser("t1-study", help="the Swiss-T1 study: 363 sub-topologies, Figs. 5 and 6/9")
     st.add_argument("--out", default=None, metavar="DIR",
-                    help="write JSON, CSV and PNG plots into this directory (none when absent)")
+                    help="write JSON, CSV and PNG plots into this directory, with the sweep's "
+                         "table t1_study_runs.csv: a re-run resumes (none when absent)")
     add_backend_arguments(st, policy=False, what="the study")
     st.add_argument("--every", action="store_true",
                     help="every one of the 390,624 non-empty allocations, not one per class (hours)")
@@ -211,18 +214,24 @@ def run_study_cmd(args) -> int:
     s = result["summary"]
     if args.json:
         print_json(result if args.limit else {"summary": s, "rows": result["rows"]})
-        return 0
+        return 1 if s["failed"] else 0
     print(f"Swiss-T1 study: {s['classes']} classes of equal (nodes, liquid throughput), "
           f"{s['items']} of {s['items_planned']} searched"
           + (" (interrupted by --time-limit)" if s["interrupted"] else ""))
     if not s["items"]:
-        print(f"  no allocation finished within --time-limit {args.time_limit:g} s")
-        return 0
+        if args.time_limit is not None and s["interrupted"]:
+            print(f"  no allocation finished within --time-limit {args.time_limit:g} s")
+        for f in s["failed"]:
+            print(f"  {f['status']}: allocation {f['allocation']}: {f['error']}")
+        return 1 if s["failed"] else 0
     print(f"  liquid schedule found {s['liquid_found']}, not liquid {s['not_liquid']}, unknown {s['unknown']}")
     print(f"  search seconds: median {s['search_seconds_median']:.4f}, 97th pct "
           f"{s['search_seconds_p97']:.4f}, max {s['search_seconds_max']:.4f}; "
           f"{s['under_0_1_s']} under 0.1 s")
     print(f"  liquid / round robin: min {s['liquid_over_round_robin_min']:.2f}, median "
           f"{s['liquid_over_round_robin_median']:.2f}, max {s['liquid_over_round_robin_max']:.2f}")
-    print(f"  wall {s['wall_seconds']:.1f} s" + (f"; files in {args.out}" if args.out else ""))
-    return 0
+    for f in s["failed"]:
+        print(f"  {f['status']}: allocation {f['allocation']}: {f['error']}")
+    print(f"  wall {s['wall_seconds']:.1f} s" + (f"; files in {args.out}" if args.out else "")
+          + (f"; {s['items_done_before']} done before (resumed)" if s["items_done_before"] else ""))
+    return 1 if s["failed"] else 0

@@ -27,7 +27,8 @@ use that equivalence, with the empty allocation counted as one class (as the cou
 363 requires) but not searched (it has no transfer).  The representative of a class
 is its first allocation in the order A1..A8 = 0..4 (``itertools.product`` order).
 
-Per class (one ordinary Dask task each, the search on the sequential engine inside):
+Per class (one item of the sweep runner, :mod:`engine.sweep`: an ordinary Dask task, the
+search on the sequential engine inside; the schedule checked by the verifier):
 N, #X = N², Λ, liquid throughput (86 MB/s links), round-robin steps and throughput,
 whether a liquid schedule was found, search time and nodes.
 
@@ -176,21 +177,33 @@ def warm_kernels() -> None:
 
 
 def evaluate_allocation(allocation, node_limit: int = NODE_LIMIT, colour: bool = False) -> dict:
-    """One study item (an ordinary Dask task): the all-to-all traffic of ``allocation``
-    on the Swiss-T1, its liquid figures, round robin, and the liquid-schedule search on
-    the sequential engine (``node_limit`` caps it; status ``unknown`` then).
+    """One study item: the all-to-all traffic of ``allocation`` on the Swiss-T1, its
+    liquid figures, round robin, and the liquid-schedule search on the sequential engine
+    (``node_limit`` caps it; status ``unknown`` then).  A schedule found is checked by the
+    independent verifier (:func:`problems.liquid.verify.verify_schedule`, which raises).
 
     >>> r = evaluate_allocation([1, 1, 0, 0, 0, 0, 0, 0])
-    >>> r["transfers"], r["duration"], r["status"], r["round_robin_steps"]
-    (4, 2, 'liquid', 2)
+    >>> r["transfers"], r["duration"], r["status"], r["round_robin_steps"], r["verified"]
+    (4, 2, 'liquid', 2, True)
     """
+    from engine.problem import SolutionError
+
     from .problem import schedule_traffic
+    from .verify import verify_schedule
 
     warm_kernels()
     t0 = time.perf_counter()
     x = swiss_t1().all_to_all(list(allocation))
     build = time.perf_counter() - t0
     r = schedule_traffic(x, backend="sequential", node_limit=node_limit, colour_if_not_liquid=colour)
+    wall = time.perf_counter() - t0
+    verified = None
+    if r.get("schedule") is not None:
+        check = verify_schedule(x, r["schedule"], require_liquid=r["status"] == "liquid")
+        if check["length"] != r["length"]:
+            raise SolutionError(f"the schedule has {check['length']} steps, the search said "
+                                f"{r['length']}")
+        verified = True
     return {"allocation": [int(a) for a in allocation], "nodes": int(sum(allocation)),
             "transfers": x.size, "duration": x.duration(),
             "liquid_throughput": x.liquid_throughput(),
@@ -200,21 +213,53 @@ def evaluate_allocation(allocation, node_limit: int = NODE_LIMIT, colour: bool =
             "schedule_throughput": r.get("schedule_throughput"),
             "search_nodes": int(r.get("nodes", 0)),
             "search_seconds": float(r.get("search_seconds", 0.0)),
-            "build_seconds": build, "wall_seconds": time.perf_counter() - t0}
+            "build_seconds": build, "wall_seconds": wall, "verified": verified}
+
+
+#: The item kind of the study (engine.sweep resolves it where an item runs).
+KINDS = {"liquid_t1": "problems.liquid.sweep_items:liquid_t1"}
+
+#: the name of the study's sweep table: OUT/t1_study_runs.csv
+GRID_NAME = "t1_study_runs"
+
+
+def study_grid(allocations, *, node_limit: int = NODE_LIMIT, colour: bool = False,
+               name: str = GRID_NAME) -> dict:
+    """The grid for :mod:`engine.sweep`: one ``liquid_t1`` item per allocation (written
+    ``"4 4 0 0 0 0 0 0"``: a readable, stable column of the table)."""
+    allocs = [" ".join(str(int(v)) for v in a) for a in allocations]
+    return {"name": name, "items": [{
+        "kind": "liquid_t1", "instance": {"allocation": allocs},
+        "settings": {"node_limit": int(node_limit), "colour": bool(colour)}}]}
+
+
+def records(outcomes) -> list[dict]:
+    """The finished items of a study sweep as the rows :func:`summarise`,
+    :func:`write_study` and :func:`plot_study` read."""
+    rows = []
+    for o in outcomes:
+        if o.ok:
+            r = dict(o.figures)
+            r["allocation"] = [int(v) for v in str(o.item.columns["allocation"]).split()]
+            rows.append(r)
+    return rows
 
 
 def evaluate_allocations(allocations, client=None, *, node_limit: int = NODE_LIMIT,
                          colour: bool = False, time_limit: float | None = None,
                          progress: bool = False) -> list[dict]:
-    """:func:`evaluate_allocation` over many allocations: one Dask task each with a
-    ``client``, in this process without.  With ``time_limit`` the allocations not done by
-    then are left out (the caller sees fewer rows than allocations)."""
-    from engine.commandline import run_tasks
+    """:func:`evaluate_allocation` over many allocations through the sweep runner: one
+    Dask task each with a ``client``, in this process without.  With ``time_limit`` the
+    allocations not done by then are left out (the caller sees fewer rows than
+    allocations).  A failing item raises."""
+    from engine.sweep import run_grid
 
-    items = [[int(v) for v in a] for a in allocations]
-    rows, _ = run_tasks(client, evaluate_allocation, [(a, node_limit, colour) for a in items],
-                        time_limit, progress=progress, desc="allocations")
-    return [r for r in rows if r is not None]
+    run = run_grid(study_grid(allocations, node_limit=node_limit, colour=colour), KINDS,
+                   client=client, progress=progress, time_limit=time_limit)
+    if run.failed:
+        o = run.failed[0]
+        raise RuntimeError(f"allocation {o.item.columns['allocation']} {o.status}: {o.error}")
+    return records(run.outcomes)
 
 
 def sample_allocations(k: int, seed: int = 0) -> np.ndarray:
@@ -228,9 +273,13 @@ def sample_allocations(k: int, seed: int = 0) -> np.ndarray:
 def run_study(client=None, *, node_limit: int = NODE_LIMIT, every: bool = False,
               limit: int | None = None, out: str | Path | None = None, colour: bool = False,
               time_limit: float | None = None, progress: bool = False) -> dict:
-    """The whole study: classes, one task per representative (``every``: per allocation),
-    results sorted on the axis of Figs. 6/9; with ``out``, writes ``t1_study.json``,
-    ``t1_study.csv`` and the plots.  ``client``: a distributed.Client (None = here)."""
+    """The whole study: classes, one sweep item per representative (``every``: per
+    allocation), results sorted on the axis of Figs. 6/9; with ``out``, the sweep's table
+    ``t1_study_runs.csv`` (a re-run resumes), ``t1_study.json``, ``t1_study.csv`` and
+    the plots.  ``client``: a distributed.Client (None = here).  A failing item is listed
+    in ``summary["failed"]`` and the others finish."""
+    from engine.sweep import run_grid
+
     t0 = time.perf_counter()
     classes = equivalence_classes()
     searched = [c for c in classes if c["nodes"] > 0]
@@ -240,8 +289,9 @@ def run_study(client=None, *, node_limit: int = NODE_LIMIT, every: bool = False,
         items = [c["representative"] for c in searched]
     if limit is not None:
         items = items[:limit]
-    rows = evaluate_allocations(items, client, node_limit=node_limit, colour=colour,
-                                time_limit=time_limit, progress=progress)
+    run = run_grid(study_grid(items, node_limit=node_limit, colour=colour), KINDS, out=out,
+                   client=client, progress=progress, time_limit=time_limit)
+    rows = records(run.outcomes)
     by_alloc = {tuple(c["representative"]): c for c in classes}
     for r in rows:
         c = by_alloc.get(tuple(r["allocation"]))
@@ -250,7 +300,11 @@ def run_study(client=None, *, node_limit: int = NODE_LIMIT, every: bool = False,
     rows.sort(key=lambda r: (r["nodes"], r["liquid_throughput"] or 0))
     summary = summarise(rows)
     summary.update(classes=len(classes), classes_searched=len(searched), items=len(rows),
-                   items_planned=len(items), interrupted=len(rows) < len(items),
+                   items_planned=len(items), interrupted=bool(run.not_run),
+                   items_done_before=run.summary.done_before,
+                   failed=[{"allocation": o.item.columns["allocation"], "status": o.status,
+                            "error": o.error} for o in run.failed],
+                   table=run.summary.table or None,
                    wall_seconds=time.perf_counter() - t0, node_limit=node_limit)
     result = {"summary": summary, "rows": rows}
     if out is not None:

@@ -121,3 +121,28 @@ def liquid_class(*, index: int, node_limit: int = 2_000_000) -> dict:
 
 
 liquid_class.warmup = _warmup
+
+
+def liquid_t1(*, allocation: str | list, node_limit: int = 2_000_000,
+              colour: bool = False) -> dict:
+    """One allocation of the Swiss-T1 study (``stealsearch liquid t1-study``): its
+    all-to-all traffic's liquid figures, round robin, and the liquid-schedule search on
+    the sequential engine (``node_limit`` caps it: status ``unknown``), the schedule
+    checked by the verifier (:func:`problems.liquid.study.evaluate_allocation`).
+
+    >>> r = liquid_t1(allocation="1 1 0 0 0 0 0 0")
+    >>> r["status"], r["length"], r["verified"]
+    ('liquid', 2, True)
+    """
+    from .study import evaluate_allocation
+    from .topology import swiss_t1
+
+    t1_alloc = swiss_t1().check_allocation(_allocation(allocation))
+    if sum(t1_alloc) == 0:
+        raise LiquidInputError("allocation: no node allocated, the traffic is empty")
+    r = evaluate_allocation(t1_alloc, node_limit=node_limit, colour=colour)
+    r.pop("allocation")            # the item's own parameter, as the grid wrote it
+    return r
+
+
+liquid_t1.warmup = _warmup
