@@ -10,7 +10,8 @@ import time
 import pytest
 
 from engine.errors import InputError
-from engine.sweep import GridError, SweepTable, load_grid, parse_cell, run_sweep
+from engine.sweep import (GridError, SweepTable, load_grid, parse_axis, parse_cell, read_outcomes,
+                          run_grid, run_sweep)
 
 from examples.subset_sum import SubsetSum
 
@@ -52,7 +53,13 @@ def noted(*, x: int) -> dict:
 
 noted.warmup = lambda: EVENTS.append(("warmup", os.getpid()))
 
-KINDS = {"square": square, "sleepy": sleepy, "subsets": subsets, "noted": noted}
+def echo(*, kind: str, x: int) -> dict:
+    """Figures of every shape, some named like a runner column or a parameter."""
+    return {"vec": [x, x + 1], "nothing": None, "status": "mine", "x": x + 1,
+            "inf": float("inf"), "text": "a, b"}
+
+
+KINDS = {"square": square, "sleepy": sleepy, "subsets": subsets, "noted": noted, "echo": echo}
 
 
 def brute_force_subsets(weights, capacity):
@@ -243,6 +250,40 @@ def test_parquet_when_pyarrow_is_there(tmp_path):
     assert sorted(table["square"]) == [4, 9]
 
 
+def test_outcomes_read_back_as_the_items_returned_them(tmp_path):
+    spec = {"name": "e", "items": [{"kind": "echo", "instance": {"kind": ["a", "b"], "x": [1, 2]}},
+                                   {"kind": "square", "instance": {"x": 13}}]}
+    run = run_grid(spec, KINDS, out=tmp_path)
+    assert len(run.ok) == 4 and [o.item.columns for o in run.failed] == [{"x": 13}]
+    assert run.failed[0].error == "ValueError: unlucky 13"
+    for o in run.ok:
+        c = o.item.columns
+        assert o.figures == {"vec": [c["x"], c["x"] + 1], "nothing": None, "status": "mine",
+                             "x": c["x"] + 1, "inf": float("inf"), "text": "a, b"}
+        assert o.record()["kind"] == c["kind"]          # the parameter, not the runner's kind
+    # a grid read against a table that holds only part of it: the rest never ran
+    bigger = load_grid({"name": "e", "items": [{"kind": "echo",
+                                                "instance": {"kind": "a", "x": [1, 5]}}]}, KINDS)
+    assert [o.status for o in read_outcomes(bigger, tmp_path)] == ["ok", ""]
+    # without --out: a temporary table, gone afterwards
+    again = run_grid(spec, KINDS)
+    assert len(again.ok) == 4 and again.summary.table == "" and again.summary.done_before == 0
+
+
+def test_time_limit_zero_runs_nothing_and_says_so(tmp_path):
+    run = run_grid({"name": "t", "items": [{"kind": "square", "instance": {"x": [1, 2]}}]},
+                   KINDS, out=tmp_path, time_limit=0)
+    assert run.summary.time_limited and run.summary.ran == 0 and len(run.not_run) == 2
+
+
+def test_parse_axis():
+    assert parse_axis(" 8,16, 8 ,", int, "--P") == [8, 16]
+    for text, message in (("8,x", "--P: 'x' is not a valid int"), (",", "--P: empty list"),
+                          ("inf", "not a finite number")):
+        with pytest.raises(GridError, match=message):
+            parse_axis(text, float if text == "inf" else int, "--P")
+
+
 # ------------------------------------------- on a LocalCluster (the shared fixture)
 @pytest.fixture
 def shared_client(cluster4):
@@ -294,3 +335,15 @@ def test_dask_stuck_task_is_abandoned_and_the_rest_finish(tmp_path, shared_clien
     assert (summary.ok, summary.timeout) == (3, 1)
     stuck = [r for r in rows(tmp_path, "s") if r["kind"] == "sleepy"][0]
     assert stuck["status"] == "timeout" and "abandoned" in stuck["error"]
+
+
+def test_dask_time_limit_cancels_what_is_in_flight(tmp_path, shared_client):
+    """6 items of 1.2 s on the 4 one-thread workers, 0.3 s for the sweep: at most the first
+    4 were ever started; none started after the limit; what ran in flight is not a row."""
+    grid = load_grid({"name": "tl", "items": [
+        {"kind": "sleepy", "instance": {"seconds": 1.2}, "repeats": 6}]}, KINDS)
+    summary = run_sweep(grid, tmp_path, client=shared_client, time_limit=0.3)
+    assert summary.time_limited and summary.remaining >= 2
+    assert summary.ran + summary.remaining == 6
+    table = tmp_path / "tl.csv"           # written only when a row came before the limit
+    assert not table.exists() or all(r["status"] == "ok" for r in rows(tmp_path, "tl"))
