@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench venv clean sshd chromium
+.PHONY: demo test bench bench-full bench-quick venv clean sshd chromium
 
 venv: $(STAMP)
 
@@ -40,8 +40,19 @@ chromium:
 	    --no-install-recommends chromium >/dev/null; } ; } || \
 	  echo "note: no chromium; the browser test of the search page will skip"
 
+# The benchmark sets are grids of the sweep runner (benchmarks/grids/bench*.yaml; how to
+# add one: benchmarks/run_all.py).  bench: the standard set (~20-30 min on 2 cores), then
+# RESULTS.md rewritten; bench-full: + clique in full, the scaling model, peers, latency
+# (hours); bench-quick: every item's quick arguments in a scratch copy (the repository
+# is left as it is; the folder is printed).
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all
+
+bench-full: $(STAMP)
+	$(PY) -m benchmarks.run_all --full
+
+bench-quick: $(STAMP)
+	$(PY) -m benchmarks.run_all --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

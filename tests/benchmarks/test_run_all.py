@@ -1,0 +1,104 @@
+"""``make bench`` (benchmarks/run_all.py): the benchmark grids parse in both modes and
+name real modules; items run through the sweep runner in a scratch copy: a benchmark
+that writes its section is a row ``ok``, one that exits non-zero or writes nothing is a
+failed row with its reason while the others run; RESULTS.md is assembled from the
+sections with the table of the last runs.  The real benchmarks take minutes each:
+``make bench-quick`` runs them, not this suite."""
+import importlib
+import inspect
+import textwrap
+
+import pytest
+
+from benchmarks import run_all
+from engine.sweep import GridError, load_grid
+
+
+@pytest.mark.parametrize("grid", ["bench.yaml", "bench_full.yaml"])
+@pytest.mark.parametrize("quick", [False, True])
+def test_benchmark_grids_name_real_modules(grid, quick):
+    spec = run_all.grid_spec(run_all.GRIDS / grid, quick=quick)
+    items = load_grid(spec, run_all.KINDS).items
+    names = [it.params["name"] for it in items]
+    assert len(names) == len(set(names)) and names
+    for it in items:
+        module = it.params.get("module") or f"benchmarks.bench_{it.params['name']}"
+        mod = importlib.import_module(module)       # it imports, and runs as a script
+        assert callable(mod.main) and '__name__ == "__main__"' in inspect.getsource(mod), module
+    if quick:
+        assert spec["name"].endswith("_quick")
+        assert all("quick" not in (b.get("settings") or {}) for b in spec["items"])
+
+
+def test_only_and_bad_grids_are_one_line_errors(tmp_path):
+    spec = run_all.grid_spec(run_all.GRIDS / "bench.yaml", only=["comm", "tiers"])
+    assert [b["instance"]["name"] for b in spec["items"]] == ["comm", "tiers"]
+    with pytest.raises(GridError, match="no benchmark to run among nope"):
+        run_all.grid_spec(run_all.GRIDS / "bench.yaml", only=["nope"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("items: [1, 2]\n")
+    with pytest.raises(GridError, match="not a mapping"):
+        run_all.grid_spec(bad)
+
+
+PROBES = {
+    # writes its section with the machine line every section has
+    "bench_probe_ok": """
+        import sys
+        from pathlib import Path
+        def main(argv=None):
+            argv = sys.argv[1:] if argv is None else argv
+            Path("benchmarks/results/probe_ok.md").write_text(
+                "## probe\\n\\nMachine: test; commit abc123.\\n\\nvalue " + " ".join(argv) + "\\n")
+        if __name__ == "__main__":
+            main()
+    """,
+    "bench_probe_crash": """
+        import sys
+        def main(argv=None):
+            print("something went wrong here", file=sys.stderr)
+            sys.exit(3)
+        if __name__ == "__main__":
+            main()
+    """,
+    "bench_probe_silent": """
+        def main(argv=None):
+            pass
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_items_run_in_a_scratch_copy_and_failures_are_rows(tmp_path, capsys):
+    work = run_all.scratch_copy(tmp_path / "work")
+    for module, text in PROBES.items():
+        (work / "benchmarks" / f"{module}.py").write_text(textwrap.dedent(text))
+    grid = tmp_path / "probes.yaml"
+    grid.write_text(textwrap.dedent("""\
+        name: probes
+        items:
+          - {kind: bench, instance: {name: probe_ok}, settings: {args: "--full-size", quick: "7"}}
+          - {kind: bench, instance: {name: probe_crash}, settings: {quick: ""}}
+          - {kind: bench, instance: {name: probe_silent}, settings: {quick: skip}}
+        """))
+    code = run_all.main(["--grid", str(grid), "--quick", "--workdir", str(work)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "probes_quick: 1 of 2 benchmarks ok, 1 failed" in out
+    assert "probe_crash: failed RuntimeError: exit code 3: something went wrong here" in out
+    section = (work / "benchmarks" / "results" / "probe_ok.md").read_text()
+    assert section.endswith("value 7\n")                  # the quick arguments
+    results = (work / "benchmarks" / "RESULTS.md").read_text()
+    assert "## probe" in results and "| probe_ok | `7` | ok |" in results
+    assert "| probe_crash |" in results and "exit code 3" in results
+    # the repository's own results are untouched
+    assert not (run_all.HERE / "results" / "probe_ok.md").exists()
+
+    # the full arguments; the silent one runs now and fails for writing nothing
+    code = run_all.main(["--grid", str(grid), "--workdir", str(work), "--only", "probe_ok",
+                         "probe_silent"])
+    out = capsys.readouterr().out
+    assert code == 1 and "did not write benchmarks/results/probe_silent.md" in out
+    assert (work / "benchmarks" / "results" / "probe_ok.md").read_text().endswith("--full-size\n")
+    assert str(work) not in (work / "benchmarks" / "RESULTS.md").read_text()
