@@ -214,7 +214,8 @@ def main(argv=None) -> int:
     md.append("")
     md.append("### Tie-break sweep as Dask tasks")
     md.append("")
-    md.append(f"Every (table, seed) pair is one `client.submit(best_summary, ...)` task on a LocalCluster "
+    md.append(f"Every (table, seed) pair is one item of the sweep runner (`engine.sweep`: an ordinary Dask "
+              f"task, the table read from a `.npy` file) on a LocalCluster "
               f"of 2 worker processes; {sweep_wall:.1f} s wall for all tables (cluster start included). "
               "Stability = share of seeds whose best partition equals the most frequent one; spread = "
               "largest difference between two seeds' G_c at the same number of clusters.")
