@@ -103,8 +103,8 @@ def bench(*, name: str, module: str = "", args: str = "", writes: str = "") -> d
     print(f"== {name}: python -m {module} {args}".rstrip(), file=sys.stderr, flush=True)
     start = time.time()
     tail: collections.deque = collections.deque(maxlen=5)
-    proc = subprocess.Popen(argv, cwd=WORKDIR, stderr=subprocess.PIPE, text=True,
-                            errors="replace", start_new_session=True)
+    proc = subprocess.Popen(argv, cwd=WORKDIR, env=_child_env(), stderr=subprocess.PIPE,
+                            text=True, errors="replace", start_new_session=True)
     echo = threading.Thread(target=_echo, args=(proc.stderr, tail), daemon=True)
     echo.start()
     try:
@@ -131,6 +131,22 @@ def bench(*, name: str, module: str = "", args: str = "", writes: str = "") -> d
         raise RuntimeError(f"{output.relative_to(WORKDIR)} names no commit")
     return {"module": module, "output": str(output.relative_to(WORKDIR)),
             "output_bytes": len(text.encode())}
+
+
+def _child_env() -> dict:
+    """The environment of a benchmark: in a scratch copy, git (which the scripts ask for
+    the commit their section names) is pointed at this checkout."""
+    env = dict(os.environ)
+    if WORKDIR.resolve() != HERE.parent:
+        try:
+            git_dir = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse",
+                                      "--absolute-git-dir"], capture_output=True, text=True,
+                                     timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            git_dir = ""
+        if git_dir:
+            env.update(GIT_DIR=git_dir, GIT_WORK_TREE=str(HERE.parent))
+    return env
 
 
 def _echo(stream, tail) -> None:
