@@ -140,18 +140,19 @@ def _connect(place: Place, problem, cancelled) -> _Connection:
     """Runs in the ShieldedStart's thread: start or reach the cluster, warm it up;
     ``cancelled`` (phase 1 ended) stops it between steps."""
     if place.client is not None:
-        connection = _Connection(None, place.client)
-    else:
-        import distributed  # noqa: F401  (~1 s: look at ``cancelled`` after it)
+        # the caller's own cluster, ready now (its workers may have the kernel loaded
+        # already; if not, the first epoch loads it, as with backend "dask")
+        return _Connection(None, place.client)
+    import distributed  # noqa: F401  (~1 s: look at ``cancelled`` after it)
 
-        if cancelled.is_set():
-            raise _Cancelled
-        from .cluster import dask_client
+    if cancelled.is_set():
+        raise _Cancelled
+    from .cluster import dask_client
 
-        context = dask_client(workers=place.workers, scheduler=place.scheduler,
-                              config=place.cluster_config, connect_timeout=place.connect_timeout,
-                              wait_workers=place.wait_workers, force=place.force)
-        connection = _Connection(context, context.__enter__())
+    context = dask_client(workers=place.workers, scheduler=place.scheduler,
+                          config=place.cluster_config, connect_timeout=place.connect_timeout,
+                          wait_workers=place.wait_workers, force=place.force)
+    connection = _Connection(context, context.__enter__())
     if not cancelled.is_set():
         _warm(connection.client, problem, cancelled)
     return connection
