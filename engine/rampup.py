@@ -11,15 +11,21 @@ then hands them out.  Here:
   ``grace`` seconds, the cluster starts (or is connected to) in the background, through
   :class:`engine.interrupts.ShieldedStart` (its worker processes never see Ctrl-C); the
   search keeps going meanwhile and polls, between chunks, whether the cluster is ready
-  (started, connected, its workers' kernels loaded).
+  (started, connected, its workers' kernels loaded).  A cluster given as ``client`` is
+  ready at once: the hand-over comes after ``grace`` seconds.
 * **Hand-over.**  Once it is, every open row of the stack is taken (``take_all``) into a
   :class:`~engine.epochs.Cut` with the counters, the incumbent (value, solution buffer,
   history) and the elapsed time, and :func:`engine.dask_backend.run_dask` resumes from
   that cut, exactly as ``resume()`` resumes from a checkpoint.  Limits count across both
   phases: the Dask phase gets what is left of ``time_limit`` and ``node_limit``.
 * **Phase 1 ends the search** when the stack empties, a limit or a Ctrl-C stops it, or
-  (decide mode) a solution is found; a cluster still starting is then waited for and
-  closed, and an error of its start no longer matters.
+  (decide mode) a solution is found.  A cluster still starting is then aborted
+  (:meth:`~engine.interrupts.ShieldedStart.abort`: the processes it spawned are ended by
+  PID, which makes a LocalCluster's start fail within ~0.1 s, where finishing and
+  closing it would take seconds), and an error of its start no longer matters.  (The
+  abort ends the children of this process that appeared since the start began: a
+  program that starts other clusters in other threads at the same moment should not
+  ramp up.)
 
 Why the result is exact (every node counted in exactly one phase, rows handed over once)
 -----------------------------------------------------------------------------------------
@@ -139,10 +145,6 @@ def _warm(client, problem, cancelled) -> None:
 def _connect(place: Place, problem, cancelled) -> _Connection:
     """Runs in the ShieldedStart's thread: start or reach the cluster, warm it up;
     ``cancelled`` (phase 1 ended) stops it between steps."""
-    if place.client is not None:
-        # the caller's own cluster, ready now (its workers may have the kernel loaded
-        # already; if not, the first epoch loads it, as with backend "dask")
-        return _Connection(None, place.client)
     import distributed  # noqa: F401  (~1 s: look at ``cancelled`` after it)
 
     if cancelled.is_set():
@@ -247,6 +249,9 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                 if deadline is not None and now >= deadline:
                     stop_reason = "time_limit"
                     break
+                if place.client is not None and now - t_search >= grace:
+                    handing_over = True     # the caller's cluster: there is nothing to start
+                    break
                 if starter is None and start_note == "not started" and now - t_search >= grace:
                     cancelled = threading.Event()
                     starter = interrupts.ShieldedStart(
@@ -320,12 +325,12 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     # -- hand-over: every open row, once, into the cut phase 2 resumes from
     from .dask_backend import run_dask
 
-    connection = starter.result()
+    connection = _Connection(None, place.client) if starter is None else starter.result()
     rows = stack.take_all()
     handed = snapshot(rows)
     phase1["rows_handed_over"] = len(rows)
     phase1["cluster"] = "used"
-    phase1["cluster_start_seconds"] = round(starter.seconds, 6)
+    phase1["cluster_start_seconds"] = 0.0 if starter is None else round(starter.seconds, 6)
     nodes_before = handed.nodes
     try:
         result = run_dask(

@@ -94,9 +94,10 @@ def test_the_default_command_starts_no_process_for_a_short_search():
 # -- long searches: handed over, exact ---------------------------------------------------------
 
 def test_handover_counts_T1_exactly(cluster4):
-    r = solve(UTSProblem.preset("T1"), backend="rampup", client=cluster4, workers=2, grace=0)
+    r = solve(UTSProblem.preset("T1"), backend="rampup", client=cluster4, workers=2, grace=0.1)
     assert r.status == "exhausted" and figures(r) == T1
     check_phases(r)
+    assert r.phases[0]["nodes"] > 0         # 0.1 s in this process, then the rest there
     assert r.backend == "sequential+dask[2]" and len(r.workers) == 2
 
 
@@ -104,7 +105,7 @@ def test_handover_finds_omega_of_networkx(cluster4):
     g = gnp(200, 0.5, seed=1)
     omega = nx.max_weight_clique(g.to_networkx(), weight=None)[1]
     r = solve(CliqueProblem(g, bound="size"), backend="rampup", client=cluster4, workers=2,
-              grace=0)
+              grace=0.02)
     assert r.status == "optimal" and r.objective == omega and r.verified
     assert check_clique(g, r.solution, size=omega)
     check_phases(r)
@@ -113,11 +114,11 @@ def test_handover_finds_omega_of_networkx(cluster4):
 @pytest.mark.parametrize("mode", ["optimise", "count"])
 def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
     rng = np.random.default_rng(11)
-    w = 2 * rng.integers(1, 5_000, size=24)        # even weights, odd capacity:
+    w = 2 * rng.integers(1, 5_000, size=26)        # even weights, odd capacity:
     cap = int(w.sum() * 0.37) | 1                  # the bound never closes the search early
     nodes, count, best = dp_oracle(w, cap)
     problem = SubsetSum(w, cap, "optimise") if mode == "optimise" else SubsetSum(w, cap)
-    r = solve(problem, backend="rampup", client=cluster4, workers=2, grace=0,
+    r = solve(problem, backend="rampup", client=cluster4, workers=2, grace=0.005,
               policy=StealPolicy(budget=500))
     if mode == "optimise":
         assert r.status == "optimal" and r.objective == best and r.verified
@@ -128,8 +129,8 @@ def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
 
 def test_node_limit_counts_across_both_phases(cluster4):
     limit = 400_000
-    r = solve(UTSProblem.preset("T1L"), backend="rampup", client=cluster4, workers=2, grace=0,
-              node_limit=limit)
+    r = solve(UTSProblem.preset("T1L"), backend="rampup", client=cluster4, workers=2,
+              grace=0.02, node_limit=limit)
     assert r.status == "interrupted" and r.stop_reason == "node_limit"
     assert limit <= r.nodes < 102_181_082 and r.count == r.nodes
     check_phases(r)
