@@ -91,6 +91,26 @@ def test_the_default_command_starts_no_process_for_a_short_search():
     assert res["phases"][0]["cluster"] == "not started"
 
 
+def test_liquid_commands_follow_the_same_default(capsys):
+    assert main(["liquid", "example", "--json", "--quiet"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["liquid"] is True and res["length"] == 6           # Fig. 1: Λ = 6
+    assert res["backend"] == "sequential" and res["phases"][0]["cluster"] == "not started"
+
+
+def test_resume_under_auto_continues_a_checkpoint_exactly(tmp_path):
+    from engine import resume
+    from problems.uts import UTSParams
+
+    tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=4, root_seed=19))
+    full = solve(tree, backend="sequential")
+    part = solve(tree, backend="sequential", node_limit=50_000, checkpoint=str(tmp_path / "ck"))
+    assert part.status == "interrupted" and part.nodes == 50_000
+    r = resume(str(tmp_path / "ck"), grace=60)                     # backend "auto"
+    assert (r.status, r.count, r.nodes) == ("exhausted", full.count, full.nodes)
+    assert r.backend == "sequential" and r.phases[0]["nodes"] + 50_000 == r.nodes
+
+
 # -- long searches: handed over, exact ---------------------------------------------------------
 
 def test_handover_counts_T1_exactly(cluster4):
