@@ -104,8 +104,13 @@ def main(argv=None) -> int:
         w = r["wall"]
         print(f"{label}: seq {w['--sequential']:.2f} s, default {w['default']:.2f} s, "
               f"workers 2 {w['--workers 2']:.2f} s; {r['phases']}", flush=True)
+        write(args.out, header, rows)      # after every instance: a long run stopped early keeps them
+    return 0
+
+
+def write(path: str, header: str, rows: list[dict]) -> None:
     load_end = os.getloadavg()[0]
-    lines = [header + f" Load average at the end {load_end:.2f}.", "",
+    lines = [header + f" Load average when written {load_end:.2f}.", "",
              "Wall time of the whole `stealsearch ... --json --quiet` process (imports, kernel "
              "load, cluster start and close included), median of N runs per mode, the modes "
              "interleaved. *default* = no place flag: the ramp-up (`engine/rampup.py`, grace "
@@ -122,9 +127,7 @@ def main(argv=None) -> int:
             f"{w['--sequential']:.2f} s | {w['default']:.2f} s | {w['--workers 2']:.2f} s | "
             f"{w['default'] / w['--sequential']:.2f} | {w['default'] - w['--sequential']:+.2f} s | "
             f"{w['default'] / w['--workers 2']:.2f} | {r['phases']} |")
-    write_section(args.out, "Ramp-up: the default against --sequential and --workers 2", lines)
-    print(f"wrote {args.out}")
-    return 0
+    write_section(path, "Ramp-up: the default against --sequential and --workers 2", lines)
 
 
 if __name__ == "__main__":

@@ -323,6 +323,8 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
         if writer is not None:
             result.checkpoint = str(writer.dir)
             result.info["checkpoint_writes"] = writer.writes
+            result.info["checkpoint_seconds"] = writer.seconds
+            result.info["checkpoint_bytes"] = writer.bytes
         return result
 
     # -- hand-over: every open row, once, into the cut phase 2 resumes from
