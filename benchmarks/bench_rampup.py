@@ -92,23 +92,26 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="runs per mode and instance")
     ap.add_argument("--long-repeats", type=int, default=3, help="runs per mode of the long one")
     ap.add_argument("--quick", action="store_true", help="skip the long instance")
+    ap.add_argument("--only", nargs="*", default=None, metavar="TEXT",
+                    help="only the instances whose label contains one of these")
+    ap.add_argument("--title", default="Ramp-up: the default against --sequential and --workers 2")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "rampup.md"))
     args = ap.parse_args(argv)
     header = machine_header()
     rows = []
     for label, inst_argv, published, long in INSTANCES:
-        if long and args.quick:
+        if long and args.quick or args.only and not any(t in label for t in args.only):
             continue
         r = measure(label, inst_argv, published, args.long_repeats if long else args.repeats)
         rows.append(r)
         w = r["wall"]
         print(f"{label}: seq {w['--sequential']:.2f} s, default {w['default']:.2f} s, "
               f"workers 2 {w['--workers 2']:.2f} s; {r['phases']}", flush=True)
-        write(args.out, header, rows)      # after every instance: a long run stopped early keeps them
+        write(args.out, args.title, header, rows)      # after every instance: a long run stopped early keeps them
     return 0
 
 
-def write(path: str, header: str, rows: list[dict]) -> None:
+def write(path: str, title: str, header: str, rows: list[dict]) -> None:
     load_end = os.getloadavg()[0]
     lines = [header + f" Load average when written {load_end:.2f}.", "",
              "Wall time of the whole `stealsearch ... --json --quiet` process (imports, kernel "
@@ -127,7 +130,7 @@ def write(path: str, header: str, rows: list[dict]) -> None:
             f"{w['--sequential']:.2f} s | {w['default']:.2f} s | {w['--workers 2']:.2f} s | "
             f"{w['default'] / w['--sequential']:.2f} | {w['default'] - w['--sequential']:+.2f} s | "
             f"{w['default'] / w['--workers 2']:.2f} | {r['phases']} |")
-    write_section(path, "Ramp-up: the default against --sequential and --workers 2", lines)
+    write_section(path, title, lines)
 
 
 if __name__ == "__main__":
