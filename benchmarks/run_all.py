@@ -60,6 +60,7 @@ ORDER = [
     "uts",
     "comm",
     "resilience",
+    "rampup",
     "clique",
     "liquid",
     "hrelation",

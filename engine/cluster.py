@@ -31,7 +31,6 @@ import logging
 import numbers
 import os
 import re
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -191,75 +190,13 @@ def _seconds(value, what: str, default: float, env: str | None = None) -> float:
 
 # --------------------------------------------------------------------------- Ctrl-C
 
-@contextlib.contextmanager
-def _sigint_held() -> Iterator[Callable[[], bool]]:
-    """Hold Ctrl-C (SIGINT) back while a cluster starts; yield ``interrupted()``.
-
-    A KeyboardInterrupt that lands in the middle of ``LocalCluster(...)`` leaves a
-    half-started cluster nobody can close: its nannies' worker processes outlive us
-    and distributed's atexit hook trips over it (``AssertionError: Status.init``).
-    So, while the cluster starts:
-
-    * SIGINT is *blocked* in this thread, hence in every thread and process started
-      from it meanwhile (the event loop, the worker processes inherit the mask): a
-      terminal's Ctrl-C, sent to the whole process group, does not kill a worker
-      process half-way through its imports; its nanny ends it on close;
-    * a SIGINT delivered anyway (to a native thread that does not block it, e.g. a
-      BLAS pool) only *records* the interrupt; a second one raises at once, for a
-      start that hangs.
-
-    Afterwards the caller asks ``interrupted()``, closes what it started and raises
-    KeyboardInterrupt itself; an interrupt still pending on exit raises it here.
-    Outside the main thread (Python handles signals there only) this does nothing.
-    """
-    if (threading.current_thread() is not threading.main_thread()
-            or not hasattr(signal, "pthread_sigmask")):
-        yield lambda: False
-        return
-    # multiprocessing's resource tracker UNblocks SIGINT in the thread that first
-    # starts a process (resource_tracker.ensure_running); start it now, outside.
-    from multiprocessing import resource_tracker
-    resource_tracker.ensure_running()
-
-    presses = []
-
-    def record(signum, frame):
-        presses.append(time.monotonic())
-        if len(presses) > 1:
-            raise KeyboardInterrupt
-        _notice("interrupted: stopping once the cluster has started (Ctrl-C again to abandon it)")
-
-    previous_handler = signal.signal(signal.SIGINT, record)
-    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-    def interrupted() -> bool:
-        return bool(presses) or signal.SIGINT in signal.sigpending()
-
-    try:
-        yield interrupted
-    finally:
-        if signal.SIGINT in signal.sigpending():
-            signal.sigtimedwait({signal.SIGINT}, 0)  # consume it: we raise it ourselves
-            presses.append(time.monotonic())
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
-        signal.signal(signal.SIGINT, previous_handler)
-    if presses:
-        raise KeyboardInterrupt
-
-
 def _start_owned(factory: Callable[[], object]):
-    """Start a cluster with Ctrl-C held back; close it again if Ctrl-C came meanwhile."""
-    with _sigint_held() as interrupted:
-        try:
-            cluster = factory()
-        except Exception:
-            if interrupted():
-                raise KeyboardInterrupt from None
-            raise
-        if interrupted():
-            _close_quietly(cluster)
-            raise KeyboardInterrupt
-    return cluster
+    """Start a cluster with Ctrl-C kept away from its worker processes
+    (:func:`engine.interrupts.start_shielded`, the one mechanism); a Ctrl-C during the
+    start closes it again and raises KeyboardInterrupt."""
+    from . import interrupts
+
+    return interrupts.start_shielded(factory, _close_quietly)
 
 
 def _close_quietly(thing, timeout: float = 30.0) -> None:

@@ -6,7 +6,8 @@ The ``stealsearch`` application (:mod:`stealsearch.cli`) and every problem packa
 * :class:`OneLineParser`: argparse whose usage errors are one line and exit code 2;
 * :func:`add_backend_arguments` / :func:`policy_from_args` / :func:`solve_from_args`:
   where a search runs (``--workers``, ``--sequential``, ``--scheduler``,
-  ``--cluster-config``), its limits and its :class:`~engine.policy.StealPolicy`;
+  ``--cluster-config``; none of them: a ramp-up, :mod:`engine.rampup`), its limits and
+  its :class:`~engine.policy.StealPolicy`;
 * :func:`print_json`: one JSON object on stdout (numpy values converted, NaN and
   infinity written as ``null``, never as strings);
 * :func:`result_json`: an engine :class:`~engine.result.SearchResult` in the one documented
@@ -121,11 +122,16 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     (``limits=False``: no ``--time-limit``/``--node-limit``, for commands whose runs set
     their own, e.g. a sweep's items)."""
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="run on a LocalCluster of N worker processes (2 when no other "
-                            "place is given)")
+    if policy:      # an engine search: with no place flag it ramps up (engine.rampup)
+        workers_help = ("run on a LocalCluster of N worker processes from the first node.  With "
+                        "no place flag (--workers, --sequential, --scheduler, --cluster-config) "
+                        "the search starts in this process at once and moves to a LocalCluster "
+                        "of 2 workers only if it lasts longer than --grace seconds")
+    else:
+        workers_help = "run on a LocalCluster of N worker processes (2 when no other place is given)"
+    where.add_argument("--workers", type=int, default=None, metavar="N", help=workers_help)
     where.add_argument("--sequential", action="store_true",
-                       help=f"run {what} in this process (no cluster)")
+                       help=f"run {what} in this process only (no cluster)")
     where.add_argument("--scheduler", metavar="ADDR", default=None,
                        help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
@@ -147,6 +153,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                       help="print only the result: no progress, no warnings")
     if policy:      # an engine search: it can be checkpointed (engine.epochs, engine.checkpoint)
         add_checkpoint_arguments(parser)
+    if policy:
+        add_rampup_arguments(parser)
     if policy:
         from .policy import StealPolicy
 
@@ -175,6 +183,22 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="keep --budget fixed (no adaptation)")
         g.add_argument("--no-stealing", action="store_true",
                        help="disable stealing (each worker keeps its initial share)")
+
+
+def add_rampup_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--ramp-up`` and ``--grace``: start in this process, move to the cluster if the
+    search lasts (engine.rampup); the default when no place flag is given."""
+    from .rampup import DEFAULT_GRACE
+
+    g = parser.add_argument_group("ramp-up (see engine.rampup)")
+    g.add_argument("--ramp-up", action="store_true",
+                   help="with --workers/--scheduler/--cluster-config: start the search in this "
+                        "process and hand it to the cluster once that is ready (the default "
+                        "when no place flag is given)")
+    g.add_argument("--grace", type=non_negative_float, default=None, metavar="S",
+                   help=f"seconds the search runs in this process before a cluster is started "
+                        f"at all, when ramping up (default {DEFAULT_GRACE:g}): a search that "
+                        "ends sooner starts no worker process")
 
 
 # --- reaching a cluster (engine.cluster) ------------------------------------------------
@@ -272,42 +296,59 @@ def check_workers(args: argparse.Namespace) -> None:
         raise InputError(f"--workers must be >= 1, got {workers}")
 
 
+def backend_from_args(args: argparse.Namespace) -> str:
+    """The ``engine.solve`` backend the flags name: ``sequential``; ``dask`` for a place
+    flag; ``rampup`` for a place flag with ``--ramp-up``; ``auto`` (a ramp-up onto a
+    LocalCluster of 2 workers) with no place flag."""
+    placed = any(getattr(args, k, None) is not None
+                 for k in ("workers", "scheduler", "cluster_config"))
+    ramp = bool(getattr(args, "ramp_up", False))
+    sequential = bool(getattr(args, "sequential", False))
+    if ramp and sequential:
+        raise InputError("--ramp-up moves a search to a cluster: not with --sequential")
+    backend = "sequential" if sequential else ("rampup" if ramp else "dask") if placed else "auto"
+    if getattr(args, "grace", None) is not None and backend not in ("auto", "rampup"):
+        raise InputError("--grace applies to a ramp-up: with no place flag, or with --ramp-up")
+    return backend
+
+
 def solve_from_args(problem, args: argparse.Namespace):
-    """Run ``engine.solve`` with the backend the flags name."""
+    """Run ``engine.solve`` with the backend the flags name (:func:`backend_from_args`)."""
     from .solve import solve
 
     check_workers(args)
+    backend = backend_from_args(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=getattr(args, "node_limit", None),
                   policy=policy_from_args(args), progress=show_progress(args))
     # --- resilience: checkpoint / resume; a first Ctrl-C or SIGTERM returns the result
     # so far (status interrupted), which the caller prints; stealsearch.cli then exits
     # with 128 + the signal number (engine.interrupts)
     kwargs.update(checkpoint_kwargs(args))
-    if not args.sequential:
+    if backend in ("dask", "rampup"):
         import logging
 
         import distributed  # noqa: F401  (its logging set-up first, then ours)
 
-        # the command reports a lost scheduler itself, in one line (exit 1)
+        # the command reports a lost scheduler itself, in one line (exit 1); ("auto"
+        # imports distributed only if its search lasts: engine.cluster quiets it then)
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+    if backend in ("auto", "rampup"):
+        kwargs["grace"] = getattr(args, "grace", None)
+    where = {} if backend == "sequential" else dict(
+        workers=args.workers, scheduler=args.scheduler, cluster_config=args.cluster_config,
+        **cluster_options(args))
     resume_from = getattr(args, "resume_from", None)
     if resume_from is not None:
         from .solve import resume
 
         kwargs.setdefault("checkpoint", resume_from)
-        if args.sequential:
-            return resume(resume_from, problem, backend="sequential", **kwargs)
-        return resume(resume_from, problem, backend="dask", workers=args.workers,
-                      scheduler=args.scheduler, cluster_config=args.cluster_config,
-                      **cluster_options(args), **kwargs)
+        return resume(resume_from, problem, backend=backend, **where, **kwargs)
     # --- end resilience
-    if args.sequential:
+    if backend == "sequential":
         from .timing import warm_up
 
         warm_up(problem)        # the printed search time excludes loading the kernel
-        return solve(problem, backend="sequential", **kwargs)
-    return solve(problem, backend="dask", workers=args.workers, scheduler=args.scheduler,
-                 cluster_config=args.cluster_config, **cluster_options(args), **kwargs)
+    return solve(problem, backend=backend, **where, **kwargs)
 
 
 @contextlib.contextmanager

@@ -64,6 +64,10 @@ class SearchResult:
     recoveries: int = 0
     nodes_redone: int = 0
     checkpoint: str | None = None      # directory of the last checkpoint written
+    # what ran where (engine.rampup): one dict per phase, {"phase": "sequential" or
+    # "dask[N]", "nodes", "seconds", ...}; the phases' nodes add up to ``nodes`` (less
+    # the nodes of a resumed checkpoint)
+    phases: list[dict] = field(default_factory=list)
 
     # -- derived figures ------------------------------------------------------------
     @property
@@ -128,6 +132,10 @@ class SearchResult:
                              f"{w.steals_succeeded:>7}/{w.steals_tried:<7} {w.rows_stolen:>11} "
                              f"{w.releases:>9} {w.idle_seconds:>7.3f}")
             lines.append(f"  node std dev   {self.node_balance_stddev:,.1f}")
+        if len(self.phases) > 1:
+            lines.append("  phases         " + "  ->  ".join(
+                f"{p['phase']}: {p['nodes']:,} nodes in {p['seconds']:.3f} s"
+                for p in self.phases))
         if self.recoveries:
             lines.append(f"  recoveries     {self.recoveries} (nodes re-done {self.nodes_redone:,})")
         if self.incumbent_history:

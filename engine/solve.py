@@ -7,30 +7,38 @@
 """
 from __future__ import annotations
 
-import contextlib
-
 from .errors import InputError
 from .policy import StealPolicy
 from .problem import Problem, check_problem
 from .result import SearchResult
 
-BACKENDS = ("sequential", "dask")
+BACKENDS = ("auto", "sequential", "dask", "rampup")
 
 
-def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None,
+def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None,
           scheduler: str | None = None, cluster_config: str | None = None,
           client=None, policy: StealPolicy | None = None,
           time_limit: float | None = None, node_limit: int | None = None,
           progress: bool = False, checkpoint: str | None = None,
           checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
           connect_timeout: float | None = None, wait_workers: float | None = None,
-          force: bool = False) -> SearchResult:
+          force: bool = False, grace: float | None = None) -> SearchResult:
     """Search ``problem`` to completion (or until a limit) and return a SearchResult.
 
-    backend : "sequential" (this process) or "dask" (the stealstack over Dask workers).
-    workers / scheduler / cluster_config / client : where the dask backend runs; with
-        none of them, a LocalCluster of 2 worker processes is started and closed.
-        ``workers`` with a scheduler or client: use at most that many of its workers.
+    backend :
+        "auto" (the default): "rampup" when no place (``workers``, ``scheduler``,
+        ``cluster_config``, ``client``) is given, "dask" on the place given otherwise;
+        "sequential": this process only;
+        "dask": the stealstack over Dask workers from the first node;
+        "rampup": start in this process at once; after ``grace`` seconds (default
+        ``engine.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
+        the open rows over once it is ready (:mod:`engine.rampup`).  A search that ends
+        within the grace period starts no cluster at all.  ``result.phases`` says
+        which phase did what.
+    workers / scheduler / cluster_config / client : where the dask backend (or the
+        ramp-up's second phase) runs; with none of them, a LocalCluster of 2 worker
+        processes is started and closed.  ``workers`` with a scheduler or client: use at
+        most that many of its workers.
     policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
     time_limit, node_limit : stop early with status "interrupted"; the result keeps the
         best solution found and, in optimise mode, a proven bound.  So does a first
@@ -49,10 +57,10 @@ def solve(problem: Problem, backend: str = "dask", *, workers: int | None = None
                 time_limit=time_limit, node_limit=node_limit, progress=progress,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                 checkpoint_info=checkpoint_info, cut=None, connect_timeout=connect_timeout,
-                wait_workers=wait_workers, force=force)
+                wait_workers=wait_workers, force=force, grace=grace)
 
 
-def resume(directory: str, problem: Problem | None = None, backend: str = "dask", **kwargs) -> SearchResult:
+def resume(directory: str, problem: Problem | None = None, backend: str = "auto", **kwargs) -> SearchResult:
     """Continue the search checkpointed in ``directory`` to the result an uninterrupted
     run gives (on any backend and worker count).  ``problem``: the same instance rebuilt
     from its inputs (checked against the checkpoint's hash); by default the pickled copy
@@ -74,11 +82,16 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "dask"
 def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None, client=None,
          policy=None, time_limit=None, node_limit=None, progress=False, checkpoint=None,
          checkpoint_every=None, checkpoint_info=None, cut=None, connect_timeout=None,
-         wait_workers=None, force=False) -> SearchResult:
+         wait_workers=None, force=False, grace=None) -> SearchResult:
     from . import interrupts
 
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    fall_back = False
+    if backend == "auto":
+        placed = any(x is not None for x in (workers, scheduler, cluster_config, client))
+        # nobody asked for a cluster: one that cannot start is a note, not an error
+        backend, fall_back = ("dask", False) if placed else ("rampup", True)
     if time_limit is not None and time_limit <= 0:
         raise InputError(f"time limit must be > 0 seconds, got {time_limit}")
     if node_limit is not None and node_limit < 1:
@@ -91,21 +104,58 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                   checkpoint_info=checkpoint_info, cut=cut)
+    carried = 0 if cut is None else cut.nodes
     with interrupts.handling_interrupts():
+        if backend == "rampup":
+            from .rampup import Place, check_grace, run_rampup
+            place = Place(client=client, workers=workers, scheduler=scheduler,
+                          cluster_config=cluster_config, connect_timeout=connect_timeout,
+                          wait_workers=wait_workers, force=force)
+            _check_place(place, check_grace(grace))
+            return run_rampup(problem, place=place, grace=grace, fall_back=fall_back, **common)
+        if grace is not None:
+            raise InputError(f"a ramp-up grace applies to backend 'rampup' or 'auto' with no "
+                             f"place given, not to {backend!r}")
         if backend == "sequential":
             from .sequential import run_sequential
-            return run_sequential(problem, **common)
+            return _one_phase(run_sequential(problem, **common), carried)
         from .dask_backend import run_dask
         if client is not None:
-            return run_dask(problem, client, workers=workers, **common)
+            return _one_phase(run_dask(problem, client, workers=workers, **common), carried)
         from .cluster import dask_client
-        with contextlib.ExitStack() as stack:
-            with interrupts.children_ignore_sigint():
-                c = stack.enter_context(dask_client(workers=workers, scheduler=scheduler,
-                                                    config=cluster_config,
-                                                    connect_timeout=connect_timeout,
-                                                    wait_workers=wait_workers, force=force))
+        with dask_client(workers=workers, scheduler=scheduler, config=cluster_config,
+                         connect_timeout=connect_timeout, wait_workers=wait_workers,
+                         force=force) as c:
             # a LocalCluster we started has exactly ``workers``; on a scheduler, use at
             # most ``workers`` of its workers
-            return run_dask(problem, c, workers=workers if (scheduler or cluster_config) else None,
-                            **common)
+            return _one_phase(run_dask(problem, c, workers=workers if (scheduler or cluster_config)
+                                       else None, **common), carried)
+
+
+def _one_phase(result: SearchResult, carried: int) -> SearchResult:
+    """The ``phases`` entry of a backend that ran one phase (see engine.rampup)."""
+    if not result.phases:
+        result.phases = [{"phase": result.backend,
+                          "where": "this process" if result.backend == "sequential" else "cluster",
+                          "nodes": result.nodes - carried,
+                          "seconds": round(result.search_seconds, 6)}]
+    return result
+
+
+def _check_place(place, grace: float) -> None:
+    """What the ramp-up's background start would refuse, refused now in one line (it
+    would otherwise surface only after ``grace`` seconds of search)."""
+    import numbers
+
+    from .cluster import check_scheduler_address
+
+    if place.scheduler is not None and place.cluster_config is not None:
+        raise InputError("give --scheduler or --cluster-config, not both")
+    if place.scheduler is not None:
+        check_scheduler_address(place.scheduler)
+    if place.workers is not None and (isinstance(place.workers, bool) or not isinstance(
+            place.workers, numbers.Integral) or place.workers < 1):
+        raise InputError(f"--workers must be a whole number >= 1, got {place.workers!r}")
+    if place.cluster_config is not None:
+        from .cluster import read_cluster_config
+        read_cluster_config(place.cluster_config)

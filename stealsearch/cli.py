@@ -52,6 +52,7 @@ def build_parser() -> OneLineParser:
 # --- resilience: `stealsearch resume DIR` -------------------------------------------------
 #: flags of the stored command that the resume command replaces
 _WHERE_FLAGS = {"--workers": 1, "--sequential": 0, "--scheduler": 1, "--cluster-config": 1,
+                "--ramp-up": 0, "--grace": 1,
                 "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1}
 
 
@@ -59,7 +60,8 @@ def _register_resume(sub) -> None:
     p = sub.add_parser("resume", help="continue a search checkpointed with --checkpoint DIR",
                        description="Continue the search checkpointed in DIR: the stored command "
                                    "is run again from its last consistent cut, on the backend "
-                                   "given here (default: a LocalCluster of 2 workers).  A "
+                                   "given here (default: this process, moving to a LocalCluster "
+                                   "of 2 workers if it lasts, as a new search does).  A "
                                    "checkpoint of a different input is refused.")
     p.add_argument("dir", metavar="DIR", help="the folder a --checkpoint DIR run wrote")
     where = p.add_mutually_exclusive_group()

@@ -79,18 +79,24 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def _backend(args):
-    """solve() keyword arguments for the flags; one cluster for every search of the command."""
+    """solve() keyword arguments for the flags; one cluster for every search of the command
+    (none: with no place flag each search ramps up by itself, engine.rampup)."""
+    from engine.commandline import backend_from_args
+
     check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
                   policy=policy_from_args(args), progress=show_progress(args))
-    if args.sequential:
-        yield dict(kwargs, backend="sequential")
+    backend = backend_from_args(args)
+    if backend in ("sequential", "auto"):
+        yield dict(kwargs, backend=backend,
+                   **({"grace": args.grace} if backend == "auto" else {}))
         return
     from engine.cluster import dask_client
 
     with dask_client(workers=args.workers, scheduler=args.scheduler,
                      config=args.cluster_config, **cluster_options(args)) as client:
-        yield dict(kwargs, backend="dask", client=client)
+        yield dict(kwargs, backend=backend, client=client,
+                   **({"grace": args.grace} if backend == "rampup" else {}))
 
 
 def _schedule_and_report(traffic, args) -> int:

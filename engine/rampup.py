@@ -1,0 +1,360 @@
+"""Ramp-up: start the search in this process at once, move it to the cluster if it lasts.
+
+The ``auto`` default of :func:`engine.solve` and of the CLI (backend ``rampup``).  UG's
+ramp-up is the model: its LoadCoordinator solves alone until it has enough open nodes,
+then hands them out.  Here:
+
+* **Phase 1 (sequential, this process).**  The problem's stack (``make_stack``) runs in
+  budget chunks (:class:`~engine.stack.BudgetTuner`) from the first moment, exactly as
+  the sequential backend does.  Searches that end within ``grace`` seconds never start a
+  cluster at all (no process is spawned, nothing is imported from distributed).  After
+  ``grace`` seconds, the cluster starts (or is connected to) in the background, through
+  :class:`engine.interrupts.ShieldedStart` (its worker processes never see Ctrl-C); the
+  search keeps going meanwhile and polls, between chunks, whether the cluster is ready
+  (started, connected, its workers' kernels loaded).  A cluster given as ``client`` is
+  ready at once: the hand-over comes after ``grace`` seconds.
+* **Hand-over.**  Once it is, every open row of the stack is taken (``take_all``) into a
+  :class:`~engine.epochs.Cut` with the counters, the incumbent (value, solution buffer,
+  history) and the elapsed time, and :func:`engine.dask_backend.run_dask` resumes from
+  that cut, exactly as ``resume()`` resumes from a checkpoint.  Limits count across both
+  phases: the Dask phase gets what is left of ``time_limit`` and ``node_limit``.
+* **Phase 1 ends the search** when the stack empties, a limit or a Ctrl-C stops it, or
+  (decide mode) a solution is found.  A cluster still starting is then aborted
+  (:meth:`~engine.interrupts.ShieldedStart.abort`: the processes it spawned are ended by
+  PID, which makes a LocalCluster's start fail within ~0.1 s, where finishing and
+  closing it would take seconds), and an error of its start no longer matters.  (The
+  abort ends the children of this process that appeared since the start began: a
+  program that starts other clusters in other threads at the same moment should not
+  ramp up.)
+
+Why the result is exact (every node counted in exactly one phase, rows handed over once)
+-----------------------------------------------------------------------------------------
+Phase 1 is one stack in one thread: each chunk expands nodes and adds them to the
+stack's counters, and a chunk is atomic (the kernel returns between nodes, never inside
+one).  The hand-over happens between chunks, so at that instant every node of the tree
+is in exactly one of three sets: expanded (counted in ``stack.counters``), open (a row of
+the stack), or below an open row.  ``take_all`` moves the open rows into the cut and
+leaves the stack empty, and phase 1 never runs again: no row stays behind, none is
+copied.  ``run_dask`` then treats the cut like any committed cut (:mod:`engine.epochs`):
+its counters start from the cut's and add only nodes expanded below its rows, each
+committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
+final counters are phase 1's plus phase 2's, with nothing in common; the result's
+``phases`` reports both parts (their nodes add up to ``nodes``), and the Dask phase
+still checks row conservation epoch by epoch.  The incumbent travels in the cut and only
+prunes, so an optimum stays the optimum; enumerate mode has none, so its counts equal
+the sequential ones.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import interrupts
+from .epochs import Cut
+from .errors import InputError
+from .outcome import INTERRUPT_REASONS, build_result, improve, remaining_bound
+from .policy import StealPolicy
+from .problem import IMPROVED, Mode, Problem
+from .progress import Progress
+from .result import SearchResult, WorkerStats
+from .stack import BudgetTuner, make_stack
+
+log = logging.getLogger(__name__)
+
+#: Seconds the search runs in this process before a cluster is started at all.  A
+#: LocalCluster that is started and then not needed costs its whole start and close
+#: (2-5 s on the 2-core reference machine, see benchmarks/results/rampup.md), which a
+#: search that ends meanwhile would pay; searches shorter than this pay nothing.
+DEFAULT_GRACE = 1.0
+#: Seconds a cluster still starting when phase 1 ends may take before its processes are
+#: ended by PID.
+START_TIMEOUT = 120.0
+#: Seconds to load the kernel on the workers before the hand-over.
+WARM_TIMEOUT = 60.0
+
+
+@dataclass
+class Place:
+    """Where phase 2 runs: a given ``client``, a ``scheduler``, a ``cluster_config``, or
+    (none of them) a LocalCluster of ``workers`` processes; the rest as
+    :func:`engine.cluster.dask_client`."""
+
+    client: object = None
+    workers: int | None = None
+    scheduler: str | None = None
+    cluster_config: str | None = None
+    connect_timeout: float | None = None
+    wait_workers: float | None = None
+    force: bool = False
+
+    @property
+    def local(self) -> bool:
+        return self.client is None and self.scheduler is None and self.cluster_config is None
+
+    def cap(self) -> int | None:
+        """At most this many workers of the cluster (a LocalCluster of ours: all)."""
+        return None if self.local else self.workers
+
+
+class _Connection:
+    """A client made ready in the background: connected, workers' kernels loaded."""
+
+    def __init__(self, context, client):
+        self.context, self.client = context, client
+
+    def close(self) -> None:
+        if self.context is not None:
+            self.context.__exit__(None, None, None)
+
+
+def _load_kernel(problem) -> bool:
+    """On a worker: load the problem's kernel (numba reads its cache, ~1 s per process),
+    so that the first epoch after the hand-over searches at once."""
+    make_stack(problem).run(0, int(problem.initial_incumbent()))
+    return True
+
+
+class _Cancelled(Exception):
+    """Phase 1 ended while the cluster started: stop starting it."""
+
+
+def _warm(client, problem, cancelled) -> None:
+    from distributed import wait
+
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=-1, callback_timeout=10)
+        futures = [client.submit(_load_kernel, problem, workers=[a], allow_other_workers=False,
+                                 pure=False) for a in sorted(info["workers"])]
+        deadline = time.monotonic() + WARM_TIMEOUT
+        while not cancelled.is_set() and time.monotonic() < deadline:
+            try:
+                wait(futures, timeout=0.1)
+                break
+            except TimeoutError:
+                pass
+        for f in futures:
+            f.release()
+    except Exception as exc:   # only an optimisation: the first epoch loads it anyway
+        log.debug("loading the kernel on the workers failed: %r", exc)
+
+
+def _connect(place: Place, problem, cancelled) -> _Connection:
+    """Runs in the ShieldedStart's thread: start or reach the cluster, warm it up;
+    ``cancelled`` (phase 1 ended) stops it between steps."""
+    import distributed  # noqa: F401  (~1 s: look at ``cancelled`` after it)
+
+    if cancelled.is_set():
+        raise _Cancelled
+    from .cluster import dask_client
+
+    context = dask_client(workers=place.workers, scheduler=place.scheduler,
+                          config=place.cluster_config, connect_timeout=place.connect_timeout,
+                          wait_workers=place.wait_workers, force=place.force)
+    connection = _Connection(context, context.__enter__())
+    if not cancelled.is_set():
+        _warm(connection.client, problem, cancelled)
+    return connection
+
+
+def _close(connection: _Connection) -> None:
+    connection.close()
+
+
+def check_grace(grace) -> float:
+    if grace is None:
+        return DEFAULT_GRACE
+    try:
+        value = float(grace)
+    except (TypeError, ValueError):
+        raise InputError(f"ramp-up grace must be a number of seconds >= 0, got {grace!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise InputError(f"ramp-up grace must be a finite number of seconds >= 0, got {grace!r}")
+    return value
+
+
+def run_rampup(problem: Problem, *, place: Place | None = None,
+               policy: StealPolicy | None = None, time_limit: float | None = None,
+               node_limit: int | None = None, progress: bool = False,
+               checkpoint: str | None = None, checkpoint_every: float | None = None,
+               checkpoint_info: dict | None = None, cut: Cut | None = None,
+               grace: float | None = None, fall_back: bool = False) -> SearchResult:
+    """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
+    cluster in the background and hand the open rows over once it is ready (see the
+    module docstring).  ``fall_back``: a cluster that fails to start is reported in one
+    line and the search goes on here (for the ``auto`` default, whose user asked for no
+    cluster); otherwise its error is raised.  ``cut`` resumes from a checkpoint (the
+    limits then count from the resume)."""
+    # (distributed is imported only once a cluster is started: ~1 s a short search saves)
+    from .sequential import DEFAULT_CHECKPOINT_EVERY
+
+    place = place or Place()
+    policy = policy or StealPolicy()
+    grace = check_grace(grace)
+    t0 = time.perf_counter()
+    stack = make_stack(problem)
+    # load the kernel (numba's cache: ~1 s cold) before the grace period's clock starts,
+    # as the CLI's --sequential does before its own (an empty stack expands nothing)
+    stack.run(0, int(problem.initial_incumbent()))
+    if cut is None:
+        frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
+        cut = Cut(batches={"": frontier}, counters=np.zeros(problem.n_counters(), dtype=np.int64))
+    carried = cut.nodes
+    stack.push(cut.rows(stack.codec))
+    stack.counters[:] = cut.counters
+    incumbent = cut.incumbent(problem)
+    best_value, best_buffer, history = cut.best_value, cut.best_buffer, list(cut.history)
+    stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
+    writer = None
+    if checkpoint is not None:
+        from .checkpoint import CheckpointWriter
+        writer = CheckpointWriter(checkpoint, problem, stack.codec, mode=problem.mode.name.lower(),
+                                  policy=policy.as_dict(), info=checkpoint_info)
+    every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
+    deadline = None if time_limit is None else t0 + time_limit
+    next_cut = t0 + every
+    tuner = BudgetTuner(policy)
+    epochs = cut.epochs
+    starter: interrupts.ShieldedStart | None = None
+    start_note = "not started"
+    stop_reason = None
+    handing_over = False
+    bar = Progress(progress, desc=f"{problem.name} (ramp-up)")
+    t_search = time.perf_counter()
+
+    def snapshot(rows) -> Cut:
+        return Cut(batches={"": rows}, counters=stack.counters.copy(),
+                   best_value=best_value, best_buffer=best_buffer, history=list(history),
+                   elapsed=cut.elapsed + time.perf_counter() - t_search, epochs=epochs,
+                   recoveries=cut.recoveries, nodes_redone=cut.nodes_redone)
+
+    try:
+        try:
+            while True:
+                if problem.mode is Mode.DECIDE and best_value is not None:
+                    stop_reason = "found"
+                    break
+                if not len(stack):
+                    break
+                if interrupts.requested():
+                    stop_reason = "interrupted"
+                    break
+                left = None
+                if node_limit is not None:
+                    left = node_limit - (stack.nodes - carried)
+                    if left <= 0:
+                        stop_reason = "node_limit"
+                        break
+                now = time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    stop_reason = "time_limit"
+                    break
+                if place.client is not None and now - t_search >= grace:
+                    handing_over = True     # the caller's cluster: there is nothing to start
+                    break
+                if starter is None and start_note == "not started" and now - t_search >= grace:
+                    cancelled = threading.Event()
+                    starter = interrupts.ShieldedStart(
+                        lambda: _connect(place, problem, cancelled),
+                        name="stealsearch-rampup-start", cancelled=cancelled)
+                    start_note = "starting"
+                if starter is not None and starter.done():
+                    if not starter.failed:
+                        handing_over = True
+                        break
+                    if not fall_back:
+                        starter.result()            # raises the start's error
+                    try:
+                        starter.result()
+                    except Exception as exc:
+                        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                        log.warning("note: the cluster did not start (%s); the search goes "
+                                    "on in this process", reason)
+                        start_note = f"failed: {reason}"
+                    starter = None
+                status, value = tuner.run(stack, incumbent, cap=left)
+                stats.chunks += 1
+                if status == IMPROVED:
+                    incumbent = value
+                    best_value, best_buffer, history = improve(
+                        best_value, best_buffer, history, value, stack.solution,
+                        cut.elapsed + time.perf_counter() - t_search)
+                if writer is not None and time.perf_counter() >= next_cut and len(stack):
+                    epochs += 1
+                    writer.write(snapshot(stack.live().copy()))
+                    next_cut = time.perf_counter() + every
+                bar.update(stack.nodes, incumbent=None if best_value is None else best_value)
+        except KeyboardInterrupt:   # (outside handling_interrupts) a chunk is atomic
+            stop_reason = "interrupted"
+        finally:
+            bar.close()
+    except BaseException:
+        if starter is not None:
+            starter.abort(_close, START_TIMEOUT)
+        raise
+    phase1_seconds = time.perf_counter() - t_search
+    phase1 = {"phase": "sequential", "where": "this process", "nodes": stack.nodes - carried,
+              "seconds": round(phase1_seconds, 6), "chunks": stats.chunks}
+
+    if not handing_over:
+        if starter is not None:
+            start_note = "started, not used" if starter.done() and not starter.failed \
+                else "cancelled while starting"
+            starter.abort(_close, START_TIMEOUT)
+        phase1["cluster"] = start_note
+        final = snapshot(stack.live().copy())
+        if writer is not None:
+            writer.write(final, status=stop_reason or "complete")
+        stats.nodes = stack.nodes - carried
+        stats.busy_seconds = phase1_seconds
+        stats.rows_left = len(stack)
+        rb = remaining_bound(problem, stack.live()) if stop_reason in INTERRUPT_REASONS else None
+        result = build_result(problem, backend="sequential", counters=[stack.counters],
+                              best_value=best_value, best_buffer=best_buffer, history=history,
+                              stop_reason=stop_reason or "complete", remaining_bound=rb,
+                              workers=[stats], wall_seconds=time.perf_counter() - t0,
+                              search_seconds=phase1_seconds, policy=policy.as_dict(),
+                              info={"carried_nodes": carried} if carried else None)
+        result.epochs, result.recoveries, result.nodes_redone = epochs, cut.recoveries, cut.nodes_redone
+        result.phases = [phase1]
+        if writer is not None:
+            result.checkpoint = str(writer.dir)
+            result.info["checkpoint_writes"] = writer.writes
+            result.info["checkpoint_seconds"] = writer.seconds
+            result.info["checkpoint_bytes"] = writer.bytes
+        return result
+
+    # -- hand-over: every open row, once, into the cut phase 2 resumes from
+    from .dask_backend import run_dask
+
+    connection = _Connection(None, place.client) if starter is None else starter.result()
+    rows = stack.take_all()
+    handed = snapshot(rows)
+    phase1["rows_handed_over"] = len(rows)
+    phase1["cluster"] = "used"
+    phase1["cluster_start_seconds"] = 0.0 if starter is None else round(starter.seconds, 6)
+    nodes_before = handed.nodes
+    try:
+        result = run_dask(
+            problem, connection.client, workers=place.cap(), policy=policy,
+            time_limit=None if deadline is None else max(1e-6, deadline - time.perf_counter()),
+            node_limit=None if node_limit is None else node_limit - (nodes_before - carried),
+            progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+            checkpoint_info=checkpoint_info, cut=handed)
+    finally:
+        try:
+            connection.close()
+        except Exception as exc:   # a failure to close must not hide the result
+            log.debug("closing the cluster failed: %r", exc)
+    phase2 = {"phase": result.backend, "where": "cluster", "nodes": result.nodes - nodes_before,
+              "seconds": round(result.wall_seconds, 6), "rows_received": len(rows),
+              "epochs": result.epochs - handed.epochs}
+    result.backend = f"sequential+{result.backend}"
+    result.phases = [phase1, phase2]
+    result.search_seconds = phase1_seconds + result.search_seconds
+    result.wall_seconds = time.perf_counter() - t0
+    result.info["carried_nodes"] = carried
+    return result

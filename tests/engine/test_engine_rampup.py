@@ -1,0 +1,291 @@
+"""Ramp-up (engine.rampup, the ``auto`` default): a short search starts no process, a long
+one is handed over exactly (counts against published sizes, optima against independent
+oracles, the phases' nodes adding up), limits count across both phases, a cluster that
+cannot start does not matter to the auto default, and a Ctrl-C while the cluster starts
+gives the interrupted result and leaves no process.  Plus the one SIGINT mechanism
+(engine.interrupts.ShieldedStart): what it starts has SIGINT blocked, and abort ends it."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import psutil
+import pytest
+
+from engine import interrupts, solve
+from engine.errors import InputError
+from engine.policy import StealPolicy
+from examples.subset_sum import SubsetSum, dp_oracle
+from problems.clique import CliqueProblem, check_clique, gnp
+from problems.uts import UTSProblem
+from procutil import _alive, end_processes
+from stealsearch.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+STEALSEARCH = str(Path(sys.executable).parent / "stealsearch")
+T1 = (4130071, 10, 3305118)          # UTS 2.1 release notes: nodes, depth, leaves
+
+
+def figures(r):
+    return (r.count, r.counters["depth"], r.counters["leaves"])
+
+
+def check_phases(r, carried=0):
+    """Both phases reported; their nodes add up (nothing lost, nothing counted twice);
+    the Dask phase's workers account for exactly its nodes; rows conserved."""
+    assert r.backend.startswith("sequential+dask[")
+    first, second = r.phases
+    assert first["phase"] == "sequential" and first["cluster"] == "used"
+    assert second["phase"] == r.backend.split("+", 1)[1]
+    assert first["nodes"] >= 0 and second["nodes"] > 0
+    assert first["nodes"] + second["nodes"] + carried == r.nodes
+    assert sum(w.nodes for w in r.workers) == second["nodes"]
+    assert first["rows_handed_over"] == second["rows_received"] > 0
+    assert r.conservation()["holds"]
+
+
+def descendants(pid):
+    try:
+        return {p.pid for p in psutil.Process(pid).children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+# -- short searches: this process only -----------------------------------------------------
+
+def test_a_short_search_under_auto_starts_no_process():
+    before = descendants(os.getpid())
+    r = solve(UTSProblem.preset("default"))                 # backend "auto", no place
+    assert descendants(os.getpid()) == before
+    assert (r.count, r.status, r.backend) == (1732, "exhausted", "sequential")
+    assert r.phases == [dict(r.phases[0], phase="sequential", nodes=1732, cluster="not started")]
+
+
+def test_the_default_command_starts_no_process_for_a_short_search():
+    """The console script with no place flag: the process tree, by PID, every 10 ms."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "stealsearch" / "schemas" / "result.schema.json").read_text())
+    proc = subprocess.Popen([STEALSEARCH, "uts", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            seen |= descendants(proc.pid)
+            time.sleep(0.01)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        end_processes([proc.pid, *seen], grace=0)
+    assert proc.returncode == 0, err
+    assert not seen, f"processes started: {seen}"
+    res = json.loads(out)
+    jsonschema.validate(res, schema)
+    assert res["count"] == 1732 and res["backend"] == "sequential"
+    assert [p["phase"] for p in res["phases"]] == ["sequential"]
+    assert res["phases"][0]["cluster"] == "not started"
+
+
+def test_liquid_commands_follow_the_same_default(capsys):
+    assert main(["liquid", "example", "--json", "--quiet"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["liquid"] is True and res["length"] == 6           # Fig. 1: Λ = 6
+    assert res["backend"] == "sequential" and res["phases"][0]["cluster"] == "not started"
+
+
+def test_resume_under_auto_continues_a_checkpoint_exactly(tmp_path):
+    from engine import resume
+    from problems.uts import UTSParams
+
+    tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=4, root_seed=19))
+    full = solve(tree, backend="sequential")
+    part = solve(tree, backend="sequential", node_limit=50_000, checkpoint=str(tmp_path / "ck"))
+    assert part.status == "interrupted" and part.nodes == 50_000
+    r = resume(str(tmp_path / "ck"), grace=60)                     # backend "auto"
+    assert (r.status, r.count, r.nodes) == ("exhausted", full.count, full.nodes)
+    assert r.backend == "sequential" and r.phases[0]["nodes"] + 50_000 == r.nodes
+
+
+# -- long searches: handed over, exact ---------------------------------------------------------
+
+def test_handover_counts_T1_exactly(cluster4):
+    r = solve(UTSProblem.preset("T1"), backend="rampup", client=cluster4, workers=2, grace=0.1)
+    assert r.status == "exhausted" and figures(r) == T1
+    check_phases(r)
+    assert r.phases[0]["nodes"] > 0         # 0.1 s in this process, then the rest there
+    assert r.backend == "sequential+dask[2]" and len(r.workers) == 2
+
+
+def test_handover_finds_omega_of_networkx(cluster4):
+    g = gnp(200, 0.5, seed=1)
+    omega = nx.max_weight_clique(g.to_networkx(), weight=None)[1]
+    r = solve(CliqueProblem(g, bound="size"), backend="rampup", client=cluster4, workers=2,
+              grace=0.02)
+    assert r.status == "optimal" and r.objective == omega and r.verified
+    assert check_clique(g, r.solution, size=omega)
+    check_phases(r)
+
+
+@pytest.mark.parametrize("mode", ["optimise", "count"])
+def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
+    rng = np.random.default_rng(11)
+    w = 2 * rng.integers(1, 5_000, size=26)        # even weights, odd capacity:
+    cap = int(w.sum() * 0.37) | 1                  # the bound never closes the search early
+    nodes, count, best = dp_oracle(w, cap)
+    problem = SubsetSum(w, cap, "optimise") if mode == "optimise" else SubsetSum(w, cap)
+    r = solve(problem, backend="rampup", client=cluster4, workers=2, grace=0.005,
+              policy=StealPolicy(budget=500))
+    if mode == "optimise":
+        assert r.status == "optimal" and r.objective == best and r.verified
+    else:
+        assert (r.status, r.nodes, r.count) == ("exhausted", nodes, count)
+    check_phases(r)
+
+
+def test_node_limit_counts_across_both_phases(cluster4):
+    limit = 400_000
+    r = solve(UTSProblem.preset("T1L"), backend="rampup", client=cluster4, workers=2,
+              grace=0.02, node_limit=limit)
+    assert r.status == "interrupted" and r.stop_reason == "node_limit"
+    assert limit <= r.nodes < 102_181_082 and r.count == r.nodes
+    check_phases(r)
+    # a limit reached in phase 1 stops there, exactly, and never starts the cluster
+    r = solve(UTSProblem.preset("T1L"), node_limit=limit, grace=60)
+    assert (r.status, r.nodes, r.backend) == ("interrupted", limit, "sequential")
+    assert r.phases[0]["cluster"] == "not started"
+
+
+# -- a cluster that cannot start --------------------------------------------------------------
+
+def test_a_cluster_that_cannot_start_does_not_stop_the_auto_default(caplog):
+    from engine.rampup import Place, run_rampup
+
+    problem = UTSProblem.preset("T1")
+    # a start that fails within milliseconds (the search lasts seconds): a missing config
+    nowhere = Place(cluster_config="no/such/cluster.yaml")
+    r = run_rampup(problem, place=nowhere, grace=0, fall_back=True)
+    assert r.status == "exhausted" and figures(r) == T1 and r.backend == "sequential"
+    assert r.phases[0]["cluster"].startswith("failed: ")
+    assert "no/such/cluster.yaml" in r.phases[0]["cluster"]
+    assert "the search goes on in this process" in caplog.text
+    # asked for explicitly, the same failure is the user's error, in one line
+    with pytest.raises(InputError, match="no/such/cluster.yaml"):
+        run_rampup(problem, place=nowhere, grace=0, fall_back=False)
+
+
+# -- Ctrl-C while the cluster starts ------------------------------------------------------------
+
+def test_ctrl_c_while_the_rampup_cluster_starts_prints_the_interrupted_result():
+    """SIGINT to the whole process group (a terminal's Ctrl-C) once a worker process of
+    the background cluster exists, i.e. while the search runs in the client."""
+    proc = subprocess.Popen([STEALSEARCH, "clique", "--gnp", "400", "0.8", "--grace", "0.1", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=ROOT)
+    seen: set[int] = set()
+    left = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            kids = descendants(proc.pid)
+            seen |= kids
+            if any("spawn_main" in " ".join(_cmdline(k)) for k in kids):
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the command ended before its cluster started"
+        os.killpg(proc.pid, signal.SIGINT)
+        while proc.poll() is None and time.monotonic() < deadline:
+            seen |= descendants(proc.pid)
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
+        end = time.monotonic() + 15
+        while time.monotonic() < end and any(_alive(p) for p in seen):
+            time.sleep(0.1)
+        left = [p for p in seen if _alive(p)]
+    finally:
+        end_processes([proc.pid, *seen, *descendants(proc.pid)], grace=0)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "AssertionError" not in err, err
+    res = json.loads(out)
+    assert res["status"] == "interrupted" and res["stop_reason"] == "interrupted"
+    assert res["bound"] >= (res["objective"] or 0) and res["nodes"] > 0
+    assert res["backend"] == "sequential"
+    assert res["phases"][0]["cluster"] == "cancelled while starting"
+    assert seen and not left, f"left behind: {left}"
+
+
+def _cmdline(pid):
+    try:
+        return psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return []
+
+
+# -- the one SIGINT mechanism -------------------------------------------------------------------
+
+def _sigblk(pid) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("SigBlk:"):
+                return int(line.split()[1], 16)
+    raise AssertionError("no SigBlk line")
+
+
+def test_a_shielded_start_blocks_sigint_in_what_it_starts_not_in_the_caller():
+    def start():
+        return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    starter = interrupts.ShieldedStart(start)
+    assert starter.wait(30)
+    child = starter.result()
+    try:
+        assert _sigblk(child.pid) & (1 << (signal.SIGINT - 1)), "the child can get Ctrl-C"
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    finally:
+        starter.abort(lambda p: None, timeout=10)
+        child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL       # abort ended it, by PID
+
+
+def test_aborting_a_start_that_still_runs_ends_its_processes():
+    started = threading.Event()
+    cancelled = threading.Event()
+    holder = {}
+
+    def start():
+        holder["p"] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        started.set()
+        holder["p"].wait()            # a start that would take a minute: its process dies
+        if cancelled.is_set():
+            raise RuntimeError("cancelled")
+        return holder["p"]
+
+    starter = interrupts.ShieldedStart(start, cancelled=cancelled)
+    assert started.wait(30)
+    starter.abort(lambda p: None, timeout=30)
+    assert starter.done() and starter.failed and cancelled.is_set()
+    assert holder["p"].poll() is not None
+
+
+# -- flags ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["uts", "--ramp-up", "--sequential"], "not with --sequential"),
+    (["uts", "--workers", "2", "--grace", "1"], "--grace applies to a ramp-up"),
+    (["uts", "--grace", "-1"], "expected a finite number >= 0"),
+])
+def test_rampup_flags_refused_in_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_grace_applies_to_a_rampup_only():
+    with pytest.raises(InputError, match="grace"):
+        solve(UTSProblem.preset("default"), backend="sequential", grace=1)
+    with pytest.raises(InputError, match="grace"):
+        solve(UTSProblem.preset("default"), grace=-1)
