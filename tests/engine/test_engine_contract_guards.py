@@ -118,14 +118,14 @@ def _knapsack_dp(weights, values, capacity):
 
 
 @pytest.mark.parametrize("backend,limit", [("sequential", 1000), ("dask", 200), ("dask", 1000)])
-def test_interrupted_knapsack_brackets_the_optimum(backend, limit, cluster4):
+def test_interrupted_knapsack_brackets_the_optimum(backend, limit, request):
     """objective <= optimum <= bound, with a limit that stops the search before the
     optimum is found (sequentially it takes ~20k nodes): the objective is checked to be
     suboptimal, so a bound that merely repeats the objective fails here."""
     weights, values, capacity = _knapsack()
     opt = _knapsack_dp(weights, values, capacity)
     where = dict(backend="sequential") if backend == "sequential" else \
-        dict(backend="dask", client=cluster4, workers=3)
+        dict(backend="dask", client=request.getfixturevalue("cluster4"), workers=3)
     r = solve(FastKnapsack(weights, values, capacity), node_limit=limit, **where)
     assert r.status == "interrupted" and r.stop_reason == "node_limit"
     assert r.objective is not None and r.bound is not None
