@@ -108,15 +108,14 @@ def test_scheduler_death_while_waiting_or_working_is_one_line(dask_processes):
     assert err.count("\n") == 1 and f"lost the scheduler {address}" in err, err
 
 
+@pytest.mark.timeout(120)       # a hang fails here; no speed figure is asserted
 def test_unreachable_scheduler_fails_within_the_connect_timeout(capsys):
     port = free_port()
-    t0 = time.monotonic()
     assert main(["uts", "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "1",
                  "--json"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert f"cannot reach scheduler tcp://127.0.0.1:{port} within 1 s" in err
-    assert time.monotonic() - t0 < 60   # a bound against hanging, not a speed figure
 
 
 def test_ctrl_c_during_local_cluster_start_exits_130_and_leaves_nothing(tmp_path):

@@ -117,23 +117,43 @@ def _knapsack_dp(weights, values, capacity):
     return best[capacity]
 
 
-@pytest.mark.parametrize("limit", [dict(node_limit=1000), dict(node_limit=5000)])
-def test_interrupted_knapsack_on_dask_brackets_the_optimum(limit, cluster4):
+@pytest.mark.parametrize("backend,limit", [("sequential", 1000), ("dask", 200), ("dask", 1000)])
+def test_interrupted_knapsack_brackets_the_optimum(backend, limit, request):
+    """objective <= optimum <= bound, with a limit that stops the search before the
+    optimum is found (sequentially it takes ~20k nodes): the objective is checked to be
+    suboptimal, so a bound that merely repeats the objective fails here."""
     weights, values, capacity = _knapsack()
     opt = _knapsack_dp(weights, values, capacity)
-    r = solve(FastKnapsack(weights, values, capacity), backend="dask", client=cluster4,
-              workers=3, **limit)
-    assert r.status == "interrupted" and r.stop_reason in ("node_limit", "time_limit")
+    where = dict(backend="sequential") if backend == "sequential" else \
+        dict(backend="dask", client=request.getfixturevalue("cluster4"), workers=3)
+    r = solve(FastKnapsack(weights, values, capacity), node_limit=limit, **where)
+    assert r.status == "interrupted" and r.stop_reason == "node_limit"
     assert r.objective is not None and r.bound is not None
-    assert r.objective <= opt <= r.bound
+    assert r.objective < opt, "the limit must stop the search before the optimum"
+    assert opt <= r.bound
     assert r.verified and sum(values[j] for j in r.solution) == r.objective
-    assert r.nodes >= limit["node_limit"]
+    assert sum(weights[j] for j in r.solution) <= capacity
+    assert r.nodes >= limit
 
 
-# Found by this test (2026-11-22): against the old Dask backend it hung; against the
-# epochs backend it still failed or ran to the suite's timeout under load in one run of
-# two (a standalone script of the same search stopped in 2 s).  Not run until fixed.
-@pytest.mark.xfail(run=False, reason="clique + node_limit on Dask: hang/slow stop under load")
+# Found by this test (2026-11-22); cause measured 2026-11-23 under load (load average ~35
+# on 2 cores, this search 4x in a row on a fresh 3-worker LocalCluster, logging on):
+# the first search stalled both times (48 s, 57 s; later ones 2-6 s).  Ranks 1-2 start
+# their epoch, use their node-limit grant (500 // 3 = 166 nodes) in milliseconds and then
+# wait for more in the grant loop of engine/dask_backend/worker.py (``if cap <= 0: ...
+# continue``), which skips the epoch's cut and time-limit checks, while rank 0 (the
+# coordinator, which alone can grant or stop) does not answer: most likely still loading
+# its kernel with the GIL held (workers logged "event loop unresponsive for 3 s"; not
+# confirmed on rank 0 itself).  Nothing ends the epoch but the client's stall
+# detector (epoch length 5 s + PEER_TIMEOUT 10 s + ABORT_GRACE 5 s): all three workers are
+# declared stalled, the epoch is rolled back and re-run; 12 such aborts in a row end the
+# search with SearchFailed.  A logged instance: "rank 1 waits for a grant: grant 166
+# nodes 166 rows 31 shared 328" (rows it could have released to idle peers, too).
+# The engine's to fix (dask backend being rebuilt): the grant wait must keep checking the
+# cut and the time limit.  Not run until then.
+@pytest.mark.xfail(run=False, reason="dask worker: the node-limit grant wait skips the "
+                   "epoch's cut/time checks; a slow rank 0 (kernel load under load) stalls "
+                   "the epoch until the client's 20 s stall abort")
 @pytest.mark.parametrize("limit", [dict(node_limit=500), dict(node_limit=5000)])
 def test_interrupted_clique_on_dask_brackets_omega(limit, cluster4):
     g = nx.gnp_random_graph(400, 0.5, seed=11)      # ~200k nodes sequentially (colour bound)

@@ -10,7 +10,7 @@ from examples.subset_sum import SubsetSum, dp_oracle
 
 SMALL_TREES = {
     "default": UTSProblem.preset("default"),
-    # binomial, ~60k nodes, deep and narrow: many steals of few rows
+    # binomial, 2,745,281 nodes, deep and narrow: many steals of few rows
     "bin": UTSProblem(UTSParams(tree_type=0, b0=200, q=0.124875, m=8, root_seed=42)),
     # geometric fixed, ~140k nodes, bushy
     "geo": UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=4, root_seed=19)),
@@ -19,10 +19,16 @@ SMALL_TREES = {
 
 @pytest.fixture(scope="module")
 def expected():
-    out = {}
+    """(count, depth, leaves) and the node count of each fixed tree on the sequential
+    backend (itself checked against published sizes and a hashlib walker in
+    test_engine_uts.py); "default" is the published 1732-node tree."""
+    out, nodes = {}, {}
     for name, p in SMALL_TREES.items():
         r = solve(p, backend="sequential")
         out[name] = (r.count, r.counters["depth"], r.counters["leaves"])
+        nodes[name] = r.nodes
+    assert out["default"] == (1732, 6, 1050) and nodes["default"] == 1732
+    out["nodes"] = nodes
     return out
 
 
@@ -30,12 +36,16 @@ def figures(r):
     return (r.count, r.counters["depth"], r.counters["leaves"])
 
 
-def check_protocol(r):
+def check_protocol(r, nodes=None):
+    """Rows conserved; ``nodes``: the exact node count of the same fixed tree from an
+    independent run (the sequential backend, a published size or a DP count)."""
     c = r.conservation()
     assert c["holds"], c
-    assert sum(w.nodes for w in r.workers) + r.info["setup_nodes"] == r.nodes
+    if nodes is not None:
+        assert r.nodes == nodes, (r.nodes, nodes)
     if r.status == "exhausted":
-        assert all(w.rows_left == 0 for w in r.workers)
+        # the last cut holds no row (the per-worker figure: see the xfail below)
+        assert r.info["rows_left"] == 0
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
@@ -45,14 +55,27 @@ def test_exact_counts_on_1_to_4_workers(cluster4, expected, n, tree):
     assert r.status == "exhausted" and r.backend == f"dask[{n}]"
     assert figures(r) == expected[tree]
     assert len(r.workers) == n
-    check_protocol(r)
+    check_protocol(r, expected["nodes"][tree])
 
 
 def test_published_T3_on_4_workers(cluster4):
     r = solve(UTSProblem.preset("T3"), client=cluster4, workers=4)
     assert figures(r) == (4112897, 1572, 3599034)
-    check_protocol(r)
+    check_protocol(r, nodes=4112897)        # published: every node of T3 is counted
     assert sum(w.steals_succeeded for w in r.workers) > 0
+
+
+# Found by this suite under load (2026-11-23): a search that spans several epochs sums
+# each worker's rows_left over the epochs' cuts (driver._add_stats adds every
+# WorkerStats field), so an exhausted search reports rows left on its workers.  One
+# epoch (a quiet machine, the default 5 s cut) hides it; short epochs show it always.
+@pytest.mark.xfail(strict=True, reason="dask driver: WorkerStats.rows_left summed over "
+                   "epochs (_add_stats); an exhausted multi-epoch search reports rows left")
+def test_exhausted_search_over_many_epochs_leaves_no_row_on_any_worker(cluster4, expected):
+    r = solve(SMALL_TREES["bin"], client=cluster4, workers=2, checkpoint_every=0.05)
+    assert r.status == "exhausted" and figures(r) == expected["bin"]
+    assert r.epochs > 1 and r.info["rows_left"] == 0
+    assert all(w.rows_left == 0 for w in r.workers), [w.rows_left for w in r.workers]
 
 
 def random_policy(rng):
@@ -73,7 +96,7 @@ def test_randomized_policy_sweep_never_changes_the_count(cluster4, expected, see
     tree = ("bin", "geo")[seed % 2]
     r = solve(SMALL_TREES[tree], client=cluster4, workers=n, policy=policy)
     assert figures(r) == expected[tree], policy
-    check_protocol(r)
+    check_protocol(r, expected["nodes"][tree])
 
 
 def test_tiny_budget_and_batches(cluster4, expected):
@@ -81,14 +104,14 @@ def test_tiny_budget_and_batches(cluster4, expected):
                          chunk_seconds=None)
     r = solve(SMALL_TREES["default"], client=cluster4, workers=4, policy=policy)
     assert figures(r) == expected["default"]
-    check_protocol(r)
+    check_protocol(r, nodes=1732)
 
 
 def test_without_stealing_nobody_steals(cluster4, expected):
     r = solve(SMALL_TREES["geo"], client=cluster4, workers=3, policy=StealPolicy(stealing=False))
     assert figures(r) == expected["geo"]
     assert sum(w.steals_tried for w in r.workers) == 0
-    check_protocol(r)
+    check_protocol(r, expected["nodes"]["geo"])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -100,6 +123,7 @@ def test_optimise_and_enumerate_against_dp(cluster4, seed):
     r = solve(SubsetSum(w, cap), client=cluster4, workers=3,
               policy=StealPolicy(k=4, release_threshold=8, budget=200))
     assert (r.nodes, r.count) == (nodes, count)
+    check_protocol(r, nodes)
     r = solve(SubsetSum(w, cap, "optimise"), client=cluster4, workers=3,
               policy=StealPolicy(k=4, release_threshold=8, budget=200))
     assert r.objective == best and r.status == "optimal" and r.verified

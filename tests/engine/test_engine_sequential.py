@@ -37,6 +37,30 @@ def test_node_limit_is_exact_on_sequential_and_figures_consistent():
     assert r.workers[0].rows_left > 0
 
 
+def _open_rows_after(params, n):
+    """Rows left on a depth-first stack after expanding ``n`` nodes of a UTS tree, by
+    hashlib (independent of the numba kernel; same order: the last child on top)."""
+    import hashlib
+    import struct
+
+    from problems.uts.reference import _num_children
+
+    stack = [(0, hashlib.sha1(bytes(16) + struct.pack(">I", params.root_seed)).digest())]
+    for _ in range(n):
+        height, state = stack.pop()
+        for i in range(_num_children(params, height, state)):
+            stack.append((height + 1, hashlib.sha1(state + struct.pack(">I", i)).digest()))
+    return len(stack)
+
+
+@pytest.mark.parametrize("limit", [1, 700, 1731])
+def test_node_limit_leaves_exactly_the_open_rows_of_the_walk(limit):
+    p = UTSProblem.preset("default")
+    r = solve(p, backend="sequential", node_limit=limit)
+    assert r.stop_reason == "node_limit" and r.nodes == limit
+    assert r.workers[0].rows_left == _open_rows_after(p.params, limit)
+
+
 def test_time_limit_interrupts():
     r = solve(UTSProblem.preset("T1L"), backend="sequential", time_limit=0.3,
               policy=StealPolicy(budget=5000))

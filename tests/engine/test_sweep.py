@@ -188,9 +188,9 @@ def test_search_items_in_process_and_stuck_items_time_out(tmp_path):
          "settings": {"k": [2, 8]}},
         {"kind": "sleepy", "instance": {"seconds": 30}, "timeout": 0.2},
         {"kind": "square", "instance": {"x": 4}}]}, KINDS)
-    t0 = time.monotonic()
     summary = run_sweep(grid, tmp_path)
-    assert time.monotonic() - t0 < 25, "the alarm did not stop the stuck item"
+    # the 30 s item counted as a timeout: the alarm stopped it (had it run to its end,
+    # it would count as ok); a hang is pytest-timeout's to catch
     assert (summary.ok, summary.timeout, summary.failed) == (5, 1, 0)
     table = rows(tmp_path, "mix")
     for r in table:

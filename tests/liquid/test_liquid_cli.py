@@ -15,7 +15,16 @@ def test_example_json(capsys):
     assert d["round_robin_steps"] == 7
     assert d["liquid_status"] == "liquid" and d["status"] == "found" and len(d["schedule"]) == 6
     assert sorted(t for s in d["schedule"] for t in s) == list(range(25))
-    assert d["nodes"] > 0 and d["wall_seconds"] > 0
+    assert d["wall_seconds"] > 0
+    # the same fixed tree through the API on the sequential backend: the CLI reports its
+    # exact node count (not a placeholder, not the colouring's or the total's)
+    from engine import solve
+    from problems.liquid import fig1_traffic
+    from problems.liquid.problem import LiquidScheduleProblem
+
+    r = solve(LiquidScheduleProblem(fig1_traffic()), backend="sequential")
+    assert r.status == "found" and len(r.solution) == 6
+    assert d["nodes"] == d["total_nodes"] == r.nodes
 
 
 def test_alloc_text_and_bad_alloc(capsys):
