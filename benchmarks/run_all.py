@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 ORDER = ["uts", "comm", "resilience", "clique", "liquid", "hrelation", "commclust", "twolevel",
-         "tiers"]
+         "tiers", "estimate"]
 HERE = os.path.dirname(__file__)
 
 HEADER = """# Benchmark results

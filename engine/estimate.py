@@ -309,7 +309,7 @@ class ProgressEstimator:
         """The cuts' ``n_k + R_k``, weighted by ``probes_k / (T - n_k)^2``."""
         ref = pts[-1][0] + pts[-1][1] if self._last_knuth is None else self._last_knuth
         floor = 0.01 * max(ref, 1.0)
-        weights = [p / max(ref - n, floor) ** 2 for n, _, p in pts]
+        weights = [max(p, 1) / max(ref - n, floor) ** 2 for n, _, p in pts]
         return sum(w * (n + r) for w, (n, r, _) in zip(weights, pts)) / sum(weights)
 
     @staticmethod
