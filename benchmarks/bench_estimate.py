@@ -26,6 +26,10 @@ import time
 import numpy as np
 
 from engine.estimate import CPU_SHARE, METHODS, ProgressEstimator
+
+#: the estimator's defaults (the first table is theirs)
+DEFAULT_POOL = ProgressEstimator.__init__.__kwdefaults__["pool"]
+DEFAULT_METHOD = ProgressEstimator.__init__.__kwdefaults__["method"]
 from engine.sequential import run_sequential
 from problems.clique.generators import gnp
 from problems.clique.problem import CliqueProblem
@@ -46,15 +50,19 @@ def instances(quick: bool):
         yield "UTS T1L", lambda: UTSProblem.preset("T1L"), PRESETS["T1L"][1][0], None
 
 
-def measure(name, make, known, every, seed):
+def first_run(name, make, known):
     problem = make()
     run_sequential(problem, node_limit=1000)                     # compile / load the kernel
     first = run_sequential(problem, estimate=False)
+    if known is not None and first.nodes != known:
+        raise SystemExit(f"{name}: {first.nodes} nodes, the published size is {known}")
+    return problem, first
+
+
+def measure(name, problem, first, every, seed, pool=DEFAULT_POOL):
     total = first.nodes
-    if known is not None and total != known:
-        raise SystemExit(f"{name}: {total} nodes, the published size is {known}")
     kw = {} if every is None else {"observe_every": every}
-    est = ProgressEstimator(problem, seed=seed, **kw)
+    est = ProgressEstimator(problem, seed=seed, pool=pool, **kw)
     est.trace = []
     t0 = time.perf_counter()
     second = run_sequential(problem, estimate=est)
@@ -64,7 +72,9 @@ def measure(name, make, known, every, seed):
     trace = est.trace
     ts = np.array([r[0] - t0 for r in trace])
     nodes = np.array([r[1] for r in trace], dtype=np.float64)
-    fracs = {m: np.array([r[3].get(m, np.nan) for r in trace]) for m in METHODS}
+    # None: the search is past that method's estimated total (nothing is shown then)
+    fracs = {m: np.array([np.nan if r[3].get(m) is None else r[3][m] for r in trace])
+             for m in METHODS}
     rows = []
     for q in POINTS:
         i = int(np.searchsorted(ts, q * seconds))
@@ -75,11 +85,11 @@ def measure(name, make, known, every, seed):
         for m in METHODS:
             f = fracs[m][i]
             row[m] = f
-            left = nodes[i] * (1 - f) / f if f and f > 0 else np.nan
+            left = nodes[i] * (1 - f) / f if f > 0 else np.nan     # nan stays nan
             row[f"eta_{m}"] = left / rate if rate and rate > 0 else np.nan
         row["eta_true"] = seconds - ts[i]
         rows.append(row)
-    return {"name": name, "total": total, "seconds": seconds, "first_seconds": first.search_seconds,
+    return {"name": name, "total": total, "shown": {m: float(np.mean(np.isfinite(fracs[m]))) for m in METHODS}, "seconds": seconds, "first_seconds": first.search_seconds,
             "probe_seconds": est.spent, "probes": est.probes(), "cuts_kept": len(est.cuts),
             "rows": rows, "series": {"t": ts.tolist(), "true": (nodes / total).tolist(),
                                      **{m: fracs[m].tolist() for m in METHODS}}}
@@ -118,14 +128,31 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="leave out UTS T1L (~25 s)")
     ap.add_argument("--seed", type=int, default=0, help="the probes' random seed")
+    ap.add_argument("--seeds", type=int, default=3, help="seeds of the variants' comparison")
     args = ap.parse_args(argv)
     header = machine_header()
     results = []
+    variants = {}                  # (instance, pooled) -> errors per method over seeds and points
     for name, make, known, every in instances(args.quick):
-        r = measure(name, make, known, every, args.seed)
+        problem, first = first_run(name, make, known)
+        r = measure(name, problem, first, every, args.seed)
         print(f"{name}: {r['total']} nodes in {r['seconds']:.1f} s, probing "
               f"{r['probe_seconds']:.2f} s, {r['probes']} probes", flush=True)
         results.append(r)
+        if every is None:
+            continue                                   # the long run: once
+        for pool in (False, True):
+            errs = {m: [] for m in METHODS}
+            shown = {m: [] for m in METHODS}
+            for seed in range(args.seeds):
+                v = r if (seed == args.seed and pool == DEFAULT_POOL) else \
+                    measure(name, problem, first, every, seed, pool)
+                for m in METHODS:
+                    shown[m].append(v["shown"][m])
+                for row in v["rows"]:
+                    for m in METHODS:
+                        errs[m].append(abs(row[m] - row["true"]) if np.isfinite(row[m]) else np.nan)
+            variants[(name, pool)] = (errs, {m: float(np.mean(x)) for m, x in shown.items()})
     out = os.path.join(HERE, "results")
     plot(results, os.path.join(out, "estimate.png"))
     with open(os.path.join(out, "estimate_raw.json"), "w") as f:
@@ -135,16 +162,30 @@ def main(argv=None) -> int:
              "of the run's time, sequential backend; ETA error = estimated seconds left minus "
              "true seconds left (+: too late, -: too early).  `python -m benchmarks.bench_estimate`; "
              "method in engine/estimate.py; plot: results/estimate.png.", "",
-             "| instance | nodes | run s | probing | at | true | Knuth | calibrated | ETA err Knuth s | ETA err calibrated s | true s left |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| instance | nodes | run s | probing | shown | at | true | Knuth | calibrated | ETA err Knuth s | ETA err calibrated s | true s left |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         for k, row in enumerate(r["rows"]):
             head = (f"| {r['name']} | {r['total']:,} | {r['seconds']:.1f} | "
-                    f"{100 * r['probe_seconds'] / r['seconds']:.1f}% ({r['probes']} probes) |"
-                    if k == 0 else "| | | | |")
+                    f"{100 * r['probe_seconds'] / r['seconds']:.1f}% ({r['probes']} probes) | "
+                    f"{100 * r['shown'][DEFAULT_METHOD]:.0f}% |"
+                    if k == 0 else "| | | | | |")
             lines.append(f"{head} {pct(row['at'])} | {pct(row['true'])} | {pct(row['knuth'])} | "
                          f"{pct(row['calibrated'])} | {secs(row['eta_knuth'] - row['eta_true'])} | "
                          f"{secs(row['eta_calibrated'] - row['eta_true'])} | {row['eta_true']:.1f} |")
+    lines += ["", f"Variants, mean |estimated - true fraction| over the five points and "
+              f"{args.seeds} probe seeds (a point where nothing is shown counts as missing; "
+              "'shown': share of the run with an estimate).  Fresh: each cut's rows are probed "
+              "anew; pooled: probes of a node are kept for as long as a kept cut holds it.", "",
+              "| instance | probes | method | mean error | shown | points with no estimate |",
+              "|---|---|---|---|---|---|"]
+    for (name, pool), (errs, shown) in variants.items():
+        for m in METHODS:
+            e = np.asarray(errs[m], dtype=np.float64)
+            ok = np.isfinite(e)
+            lines.append(f"| {name} | {'pooled' if pool else 'fresh'} | {m} | "
+                         f"{e[ok].mean() if ok.any() else float('nan'):.3f} | "
+                         f"{100 * shown[m]:.0f}% | {int((~ok).sum())}/{len(e)} |")
     lines += ["", f"Probing is bounded by {100 * CPU_SHARE:.0f}% of the run (plus a 20 ms start); "
               "both runs of each instance counted the same nodes (checked).", "", "![estimate vs truth](results/estimate.png)"]
     notes = os.path.join(out, "estimate_notes.md")

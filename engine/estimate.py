@@ -17,19 +17,30 @@ generic stack operations (:func:`engine.stack.make_stack`): push one row,
 raw kernels included, and counts nodes as the kernel counts them (a row the kernel
 pops and prunes without counting costs 0), with the search's current incumbent.
 
-Rows of one cut are probed in a random order (so the first pass is a uniform sample of
-rows: ``(m / k) * sum`` over the ``k`` probed rows is unbiased), then again and again
-in the same order, each row's estimate the mean of its probes.  Every cut gives an
-estimate ``T_k = n_k + R_k``; they are combined by a weighted mean with weights
+Rows of one cut are probed in a random order, those with the fewest probes first, again
+and again; a row's estimate is the mean of its probes, and a row not probed yet counts
+as the mean of the rows probed so far (those new in this cut: they are a uniform
+sample, the random order sees to it).  With ``pool=True`` the probes of a node are kept
+across cuts for as long as a kept cut holds it (the bottom rows of a DFS stack stay for
+a long time and gather many probes); by default (measured no better, see
+benchmarks/results/estimate.md) each cut's rows are probed afresh.  Every cut gives
+``T_k = n_k + R_k``; they are combined by a weighted mean with weights
 ``probes_k / (T - n_k)^2``, roughly their inverse variances (the spread of ``R_k`` grows
 with the remaining work; ``T`` is the previous combined value), so later cuts (closer to
 the end, and in optimise mode nearer the final incumbent) count most.  The weights do
 not depend on a cut's own estimate, which would favour low ones.  Then
 
-* fraction done ``= nodes / max(T, nodes)`` (below 1 while the search runs; exactly 1
-  after :meth:`ProgressEstimator.finish`);
-* ETA ``= (T - nodes) / recent node rate`` (the caller's rate; :mod:`engine.progress`
-  computes it from the same nodes).
+* fraction done ``= nodes / T``, below 1 while the search runs and exactly 1 after
+  :meth:`ProgressEstimator.finish`.  Once the search has done more than ``T`` nodes the
+  estimate is known to be too low: nothing is shown (None) until a later cut gives a
+  higher one (the sequential backend takes one at once);
+* ETA ``= (T - nodes) / recent node rate`` (:mod:`engine.progress` and the page compute
+  the rate from the same node counts).
+
+``method="calibrated"`` (measured, not the default) scales the latest ``R`` by a factor
+``c`` fitted so that ``n_k + c R_k`` is the same for every cut (least squares), i.e.
+by how much the work really done between cuts exceeded the probes' drop in ``R``: a
+correction for trees whose probes are systematically low.  It is noisier than it helps.
 
 This is Knuth's estimator applied to the frontier of an ongoing search, as in the
 online estimators of P. Kilby, J. Slaney, S. Thiébaux, T. Walsh, "Estimating search
@@ -54,18 +65,23 @@ Known weaknesses
 * Heavy-tailed trees.  Knuth's estimate is unbiased but its distribution can be very
   skewed: on UTS T3 (binomial, q m = 0.999, a near-critical branching process) almost
   every probe ends after a step or two and the mass of the tree sits in rare deep
-  subtrees, so most estimates are far *below* the truth and the fraction done runs
-  ahead until the search has passed the deep subtrees (benchmarks/results/estimate.md
-  shows by how much).
+  subtrees, so the estimates are far *below* the truth (UTS T3: ~10^4 nodes for 4.1M):
+  the search passes them at once and no estimate is shown for most of the run.
+  Geometric trees (UTS T1) are milder but skewed too: the fraction runs ahead late in
+  the run (benchmarks/results/estimate.md shows by how much).
 * Optimise mode: the tree depends on the incumbent, which only improves.  Probes use
   the current incumbent, so early estimates are too high when a better solution comes
   later (the fraction done then lags, and jumps when the incumbent improves).
+* Cost per probe step is one kernel call from Python (tens of microseconds: UTS's
+  kernel sets up a table per call), so 3 % of a core buys a few hundred probes a
+  second; the figures are rough on any tree whose subtrees vary a lot.
 * Decide mode: the search stops at the first solution; the estimate is that of the
   exhaustive search, an upper bound on the work.
 """
 from __future__ import annotations
 
 import math
+import pickle
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -91,6 +107,8 @@ MIN_PROBES = 16
 PASS_PROBES = 256
 #: the calibrated method needs this many cuts before it departs from plain Knuth
 MIN_CUTS = 4
+#: the combined estimate is recomputed at most this often (it costs O(rows of the cuts kept))
+REFRESH_SECONDS = 0.2
 #: seconds of probing granted at the start (so a first estimate comes at once)
 ALLOWANCE = 0.02
 #: a new cut is wanted once the last was probed through and this many seconds passed
@@ -108,35 +126,95 @@ class Estimate:
     total: float               # estimated nodes of the whole search
     fraction: float            # nodes / total, in [0, 1]
     eta: float | None          # seconds left, from the rate given (None: no rate)
-    probes: int                # probes finished, over all cuts kept
+    probes: int                # probes finished since the start
+
+
+def row_keys(batch) -> list:
+    """One hashable key per node of a batch: a row's bytes (int64 rows), a node's pickle
+    (the reference tier's objects).  Equal keys are equal nodes, hence equal subtrees."""
+    if isinstance(batch, np.ndarray) and batch.dtype != object and batch.ndim == 2:
+        b = np.ascontiguousarray(batch, dtype=np.int64)
+        raw, w = b.tobytes(), b.shape[1] * 8
+        return [raw[i * w:(i + 1) * w] for i in range(len(b))]
+    return [pickle.dumps(x, protocol=5) for x in batch]
+
+
+class _RowStats:
+    """Probe sums and counts per distinct node, pooled over every cut that holds it."""
+
+    def __init__(self):
+        self.ids: dict = {}
+        self.sums = np.zeros(1024, dtype=np.float64)
+        self.counts = np.zeros(1024, dtype=np.int64)
+
+    def lookup(self, keys) -> np.ndarray:
+        ids = self.ids
+        out = np.empty(len(keys), dtype=np.int64)
+        for i, k in enumerate(keys):
+            j = ids.get(k)
+            if j is None:
+                j = ids[k] = len(ids)
+            out[i] = j
+        if len(ids) > len(self.sums):
+            n = max(len(ids), 2 * len(self.sums))
+            self.sums = np.concatenate([self.sums, np.zeros(n - len(self.sums))])
+            self.counts = np.concatenate([self.counts, np.zeros(n - len(self.counts), np.int64)])
+        return out
+
+    def keep_only(self, cuts) -> None:
+        """Forget the nodes no kept cut holds (renumbering the cuts' ids)."""
+        live = np.unique(np.concatenate([c.ids for c in cuts])) if cuts else np.zeros(0, np.int64)
+        remap = np.full(len(self.sums), -1, dtype=np.int64)
+        remap[live] = np.arange(len(live))
+        self.ids = {k: int(remap[j]) for k, j in self.ids.items() if remap[j] >= 0}
+        self.sums = np.concatenate([self.sums[live], np.zeros(1024)])
+        self.counts = np.concatenate([self.counts[live], np.zeros(1024, np.int64)])
+        for c in cuts:
+            c.ids = remap[c.ids]
 
 
 class _CutSample:
-    """The open rows of one cut and the probes run below them."""
+    """The open rows of one cut; their probes live in the pooled :class:`_RowStats`."""
 
-    def __init__(self, rows, nodes: int, rng: np.random.Generator):
+    def __init__(self, rows, nodes: int, stats: _RowStats, rng: np.random.Generator):
         self.rows = rows
         self.nodes = int(nodes)
         self.m = len(rows)
+        self.stats = stats
+        self.ids = stats.lookup(row_keys(rows))
+        self.new = stats.counts[self.ids] == 0     # nodes no earlier probe has seen
         self.order = rng.permutation(self.m)
-        self.sums = np.zeros(self.m, dtype=np.float64)
-        self.counts = np.zeros(self.m, dtype=np.int64)
-        self.cursor = 0            # position in ``order`` of the next row to probe
-        self.probes = 0
+        # probe first the rows with the fewest probes (old rows already have some)
+        self.level = int(stats.counts[self.ids].min()) if self.m else 0
+        self.cursor = 0            # position in ``order`` of the next row to look at
+        self.probes = 0            # probes run on this cut's rows
 
     def remaining(self) -> float | None:
-        """The estimate of the nodes below the cut's rows (None before any probe)."""
+        """The estimate of the nodes below the cut's rows (None before any probe).  A
+        row not probed yet counts as the mean of the probed rows that were new in this
+        cut (a uniform sample of them: they are probed in a random order), or of all
+        probed rows if none of those is."""
         if self.m == 0:
             return 0.0
-        seen = self.counts > 0
+        stats = self.stats
+        counts = stats.counts[self.ids]
+        seen = counts > 0
         k = int(seen.sum())
         if k == 0:
             return None
-        per_row = self.sums[seen] / self.counts[seen]
-        return float(per_row.sum()) * (self.m / k)
+        means = stats.sums[self.ids[seen]] / counts[seen]
+        total = float(means.sum())
+        if k < self.m:
+            fresh = seen & self.new
+            pool = stats.sums[self.ids[fresh]] / counts[fresh] if fresh.any() else means
+            total += (self.m - k) * float(pool.mean())
+        return total
 
     def passes(self) -> float:
-        return self.probes / self.m if self.m else math.inf
+        return float(self.stats.counts[self.ids].min()) if self.m else math.inf
+
+    def probes_held(self) -> int:
+        return int(self.stats.counts[self.ids].sum())
 
 
 class ProgressEstimator:
@@ -146,12 +224,13 @@ class ProgressEstimator:
     backend's side is four calls::
 
         est = ProgressEstimator(problem)
-        est.observe(rows, nodes_at_cut, incumbent)   # at every cut (rows are copied)
+        est.observe(rows, nodes_at_cut, incumbent)   # at every cut (rows are copied), or
+        est.observe_cut(cut)                         #   an engine.epochs.Cut as it is
         est.work()                                   # between chunks / on each progress tick
-        est.fraction(nodes_now)                      # None until a probe has finished
+        est.fraction(nodes_now)                      # in [0, 1), or None (no estimate now)
         est.finish()                                 # the search completed: fraction 1.0
 
-    ``rows`` is a batch of the problem's stack codec (``cut.rows(codec)`` or
+    ``est.estimate(nodes_now, rate)`` gives the total and an ETA as well.  ``rows`` is a batch of the problem's stack codec (``cut.rows(codec)`` or
     ``stack.live()``); ``nodes_at_cut`` the nodes counted above them
     (``cut.nodes``); ``incumbent`` the value the kernel prunes against (the engine's
     internal one, ``cut.incumbent(problem)``; ignored in enumerate mode).
@@ -161,11 +240,12 @@ class ProgressEstimator:
                  slice_seconds: float = SLICE_SECONDS, seed: int | None = 0,
                  keep_cuts: int = KEEP_CUTS, method: str = "knuth",
                  observe_every: float = OBSERVE_EVERY, observe_max_age: float = OBSERVE_MAX_AGE,
-                 clock=time.perf_counter):
+                 pool: bool = True, clock=time.perf_counter):
         if method not in METHODS:
             raise ValueError(f"unknown estimate method {method!r}; expected one of {METHODS}")
         self.problem = problem
         self.method = method
+        self.pool = bool(pool)
         self.observe_every = float(observe_every)
         self.observe_max_age = float(observe_max_age)
         self._observed_at = float("-inf")
@@ -175,12 +255,16 @@ class ProgressEstimator:
         self.rng = np.random.default_rng(seed)
         self.stack = make_stack(problem)           # the probes' own stack and counters
         self.cuts: deque[_CutSample] = deque(maxlen=keep_cuts)
+        self.stats = _RowStats()                   # probes per distinct node, over all cuts
         self.incumbent = int(problem.initial_incumbent())
         self.t0 = clock()
         self.spent = 0.0                           # seconds spent probing
         self.steps = 0                             # probe steps (kernel calls) run
+        self.n_probes = 0                          # probes finished
         self.finished = False
         self._total: float | None = None          # cached combined estimate
+        self._total_at = float("-inf")
+        self._stale = False                        # probes finished since it was computed
         self._last_knuth: float | None = None     # the previous Knuth total (the weights' reference)
         self._probe = None                         # [row index, row, weight, sum, steps]
         self.totals: dict = {}
@@ -189,13 +273,25 @@ class ProgressEstimator:
 
     # -- feeding it ----------------------------------------------------------------------
     def observe(self, rows, nodes: int, incumbent: int | None = None) -> None:
-        """A new cut: its open ``rows`` (copied here) and the ``nodes`` counted above them."""
+        """A new cut: its open ``rows`` (copied here) and the ``nodes`` counted above them.
+        Its cost (copying and keying the rows) counts against ``cpu_share``."""
+        start = self.clock()
         if incumbent is not None:
             self.incumbent = int(incumbent)
-        self.cuts.append(_CutSample(rows.copy(), nodes, self.rng))
+        if not self.pool:
+            self.stats = _RowStats()
+        self.cuts.append(_CutSample(rows.copy(), nodes, self.stats, self.rng))
+        if self.pool and len(self.stats.ids) > 4 * sum(c.m for c in self.cuts) + 10_000:
+            self.stats.keep_only(self.cuts)
         self._probe = None
         self._total = None
-        self._observed_at = self.clock()
+        self._observed_at = now = self.clock()
+        self.spent += now - start
+
+    def observe_cut(self, cut) -> None:
+        """A consistent cut of the Dask backend (:class:`engine.epochs.Cut`): all its open
+        rows, the nodes committed above them and its incumbent."""
+        self.observe(cut.rows(self.stack.codec), cut.nodes, cut.incumbent(self.problem))
 
     def wants_cut(self, nodes: int | None = None) -> bool:
         """Whether a backend that can take a cut at will (the sequential one) should hand
@@ -211,7 +307,7 @@ class ProgressEstimator:
         if age < self.observe_every:
             return False
         cut = self.cuts[-1]
-        if cut.probes >= min(cut.m, PASS_PROBES):
+        if cut.probes >= PASS_PROBES or cut.passes() >= 1:
             return True
         total = self.total()
         return nodes is not None and total is not None and nodes >= total
@@ -248,15 +344,21 @@ class ProgressEstimator:
         finally:
             self.spent += self.clock() - start
         if finished:
-            self._total = None
+            self._stale = True
         return finished
 
     def _step(self, cut: _CutSample) -> bool:
         """One kernel call of the current probe (starting one if none); True when a probe
         ended and was recorded."""
         if self._probe is None:
-            i = int(cut.order[cut.cursor % cut.m])
-            cut.cursor += 1
+            counts = cut.stats.counts
+            while True:                            # the next row with the fewest probes
+                if cut.cursor % cut.m == 0:
+                    cut.level = int(counts[cut.ids].min())
+                i = int(cut.order[cut.cursor % cut.m])
+                cut.cursor += 1
+                if counts[cut.ids[i]] <= cut.level:
+                    break
             self._probe = [i, cut.rows[i:i + 1], 1.0, 0.0, 0]
         i, row, weight, total, steps = self._probe
         st = self.stack
@@ -270,9 +372,10 @@ class ProgressEstimator:
         steps += 1
         self.steps += 1
         if d == 0 or steps >= MAX_PROBE_STEPS:
-            cut.sums[i] += total
-            cut.counts[i] += 1
+            cut.stats.sums[cut.ids[i]] += total
+            cut.stats.counts[cut.ids[i]] += 1
             cut.probes += 1
+            self.n_probes += 1
             self._probe = None
             return True
         j = int(self.rng.integers(d))
@@ -287,13 +390,23 @@ class ProgressEstimator:
     # -- reading it ----------------------------------------------------------------------
     def total(self) -> float | None:
         """The estimated nodes of the whole search (None before enough probes)."""
-        if self._total is not None:
+        now = self.clock()
+        if self._total is not None and (not self._stale or now - self._total_at < REFRESH_SECONDS):
             return self._total
+        try:
+            return self._combine()
+        finally:
+            self._total_at = later = self.clock()
+            self._stale = False
+            self.spent += later - now
+
+    def _combine(self) -> float | None:
         pts = []                                   # (nodes at the cut, remaining, probes)
         for cut in self.cuts:
             r = cut.remaining()
-            if r is not None and (cut.probes >= min(cut.m, MIN_PROBES)):
-                pts.append((cut.nodes, r, cut.probes))
+            if r is not None and (cut.probes >= min(cut.m, MIN_PROBES)
+                                  or cut.passes() >= 1):
+                pts.append((cut.nodes, r, cut.probes_held()))
         if not pts:
             return None
         knuth = self._knuth_total(pts)
@@ -329,7 +442,8 @@ class ProgressEstimator:
         return c if c > 0 else None
 
     def estimate(self, nodes: int, rate: float | None = None) -> Estimate | None:
-        """Fraction and ETA at ``nodes`` done, with ``rate`` nodes/s (None: no ETA)."""
+        """Fraction and ETA at ``nodes`` done, with ``rate`` nodes/s (no rate: no ETA);
+        None before enough probes, and while the search is past the estimated total."""
         nodes = int(nodes)
         if self.finished:
             return Estimate(nodes, float(nodes), 1.0, 0.0, self.probes())
@@ -337,22 +451,27 @@ class ProgressEstimator:
         if total is None:
             return None
         frac, left = self._fraction(total, nodes)
+        if frac is None:
+            if self.trace is not None:
+                self.trace.append((self.clock(), nodes, None,
+                                   {k: self._fraction(t, nodes)[0] for k, t in self.totals.items()}))
+            return None
         eta = None if not rate or rate <= 0 else left / rate
         if self.trace is not None:
             self.trace.append((self.clock(), nodes, frac,
                                {k: self._fraction(t, nodes)[0] for k, t in self.totals.items()}))
         return Estimate(nodes, total, frac, eta, self.probes())
 
-    def _fraction(self, total: float, nodes: int) -> tuple[float, float]:
-        """``(fraction done, nodes left)`` for an estimated ``total``."""
+    @staticmethod
+    def _fraction(total: float, nodes: int) -> tuple[float | None, float]:
+        """``(fraction done, nodes left)`` for an estimated ``total``; the fraction is None
+        once the search has passed the total (the estimate is then known to be too low,
+        and nothing is claimed until a cut gives a higher one)."""
         left = total - nodes
-        if left <= 0:
-            # the search went past the estimate: it is too low; until a new cut says
-            # more, the latest cut's remaining less what was done since is what is known
-            last = self.cuts[-1]
-            left = max(0.0, (last.remaining() or 0.0) - (nodes - last.nodes))
-        frac = nodes / (nodes + left) if nodes + left > 0 else 0.0
-        return min(RUNNING_CAP, max(0.0, frac)), left
+        if left <= 0 and nodes > 0:
+            return None, 0.0
+        frac = nodes / total if total > 0 else 0.0
+        return min(RUNNING_CAP, max(0.0, frac)), max(0.0, left)
 
     def fraction(self, nodes: int) -> float | None:
         """The fraction done at ``nodes`` (in [0, 1]; None before any probe)."""
@@ -360,4 +479,5 @@ class ProgressEstimator:
         return None if e is None else e.fraction
 
     def probes(self) -> int:
-        return int(sum(c.probes for c in self.cuts))
+        """Probes finished since the start."""
+        return self.n_probes
