@@ -80,6 +80,7 @@ Known weaknesses
 """
 from __future__ import annotations
 
+import logging
 import math
 import pickle
 import time
@@ -89,6 +90,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import NODES
+
+log = logging.getLogger(__name__)
 from .stack import make_stack
 
 #: share of one core the probes may take (measured from the estimator's start)
@@ -262,6 +265,7 @@ class ProgressEstimator:
         self.steps = 0                             # probe steps (kernel calls) run
         self.n_probes = 0                          # probes finished
         self.finished = False
+        self.failed: str | None = None             # why the probes stopped, if they failed
         self._total: float | None = None          # cached combined estimate
         self._total_at = float("-inf")
         self._stale = False                        # probes finished since it was computed
@@ -341,6 +345,11 @@ class ProgressEstimator:
                     finished += 1
                 if self.clock() >= end:
                     break
+        except Exception as exc:  # noqa: BLE001 - an estimate must never stop a search
+            log.warning("the progress estimate stopped: a probe failed (%r)", exc)
+            self.failed = repr(exc)
+            self.finished = True
+            return finished
         finally:
             self.spent += self.clock() - start
         if finished:
@@ -383,7 +392,8 @@ class ProgressEstimator:
         return False
 
     def finish(self) -> None:
-        """The search is complete: the fraction is 1 from now on."""
+        """The search is complete: the fraction is 1 from now on (unless probes failed:
+        then there is no estimate at all)."""
         self.finished = True
         self._probe = None
 
@@ -445,6 +455,8 @@ class ProgressEstimator:
         """Fraction and ETA at ``nodes`` done, with ``rate`` nodes/s (no rate: no ETA);
         None before enough probes, and while the search is past the estimated total."""
         nodes = int(nodes)
+        if self.failed is not None:
+            return None
         if self.finished:
             return Estimate(nodes, float(nodes), 1.0, 0.0, self.probes())
         total = self.total()

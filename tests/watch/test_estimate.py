@@ -90,7 +90,7 @@ def test_a_dask_cut_of_several_holders_is_estimated_exactly():
 def test_fraction_stays_in_range_and_is_one_at_the_end():
     # a random tree (UTS geometric) on the reference tier's budget: many chunks and cuts
     tree = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 7 -b 4 -r 19"))
-    est = ProgressEstimator(tree, cpu_share=0.5, observe_every=0.0, slice_seconds=0.001)
+    est = ProgressEstimator(tree, cpu_share=0.2, observe_every=0.01, slice_seconds=0.001)
     est.trace = []
     policy = StealPolicy(budget=500, chunk_seconds=None)
     r = run_sequential(tree, policy=policy, estimate=est)
@@ -140,3 +140,16 @@ def test_line_while_running():
     assert "~99% done" in bar.line()                   # never 100% while it runs
     bar.close()
     assert out.getvalue().endswith("\n")
+
+
+def test_a_failing_probe_ends_the_estimate_not_the_search():
+    tree = CompleteTree(3, 7)
+    est = ProgressEstimator(tree, cpu_share=1.0, observe_every=0.0)
+
+    def broken(budget, incumbent):
+        raise RuntimeError("a probe's kernel failed")
+
+    est.stack.run = broken
+    r = run_sequential(tree, estimate=est, policy=StealPolicy(budget=50, chunk_seconds=None))
+    assert r.nodes == tree.size() and r.count == 3 ** 7 and r.status == "exhausted"
+    assert est.failed and est.fraction(r.nodes) is None
