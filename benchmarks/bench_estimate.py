@@ -93,6 +93,10 @@ def measure(name, problem, first, every, seed, pool=DEFAULT_POOL):
              for m in METHODS}
     rows = []
     for q in POINTS:
+        if not len(ts):                            # no estimate at all in this run
+            rows.append({"at": q, "t": np.nan, "true": np.nan, "eta_true": np.nan,
+                         **{k: np.nan for m in METHODS for k in (m, f"eta_{m}")}})
+            continue
         i = int(np.searchsorted(ts, q * seconds))
         i = min(max(i, 0), len(ts) - 1)
         j = int(np.searchsorted(ts, ts[i] - 0.5))

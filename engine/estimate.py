@@ -302,10 +302,13 @@ class ProgressEstimator:
         one now: none yet; or ``observe_every`` s passed and the last cut has had
         ``PASS_PROBES`` probes (one per row if fewer) or the search has passed the
         estimated total (``nodes``: the nodes done now); or the last is
-        ``observe_max_age`` s old."""
+        ``observe_max_age`` s old.  Never while the estimator is over its CPU share."""
         if not self.cuts:
             return True
-        age = self.clock() - self._observed_at
+        now = self.clock()
+        age = now - self._observed_at
+        if self.budget_left(now) < 0:             # a cut costs (keying its rows): not now
+            return False
         if age >= self.observe_max_age:
             return True
         if age < self.observe_every:
@@ -401,7 +404,8 @@ class ProgressEstimator:
     def total(self) -> float | None:
         """The estimated nodes of the whole search (None before enough probes)."""
         now = self.clock()
-        if self._total is not None and (not self._stale or now - self._total_at < REFRESH_SECONDS):
+        if self._total is not None and (not self._stale or now - self._total_at < REFRESH_SECONDS
+                                        or self.budget_left(now) < 0):
             return self._total
         try:
             return self._combine()
