@@ -268,7 +268,7 @@ class ProgressEstimator:
         self.failed: str | None = None             # why the probes stopped, if they failed
         self._total: float | None = None          # cached combined estimate
         self._total_at = float("-inf")
-        self._stale = False                        # probes finished since it was computed
+        self._stale = False                        # a cut or probes came since it was computed
         self._last_knuth: float | None = None     # the previous Knuth total (the weights' reference)
         self._probe = None                         # [row index, row, weight, sum, steps]
         self.totals: dict = {}
@@ -289,6 +289,7 @@ class ProgressEstimator:
             self.stats.keep_only(self.cuts)
         self._probe = None
         self._total = None
+        self._stale = True
         self._observed_at = now = self.clock()
         self.spent += now - start
 
@@ -404,9 +405,9 @@ class ProgressEstimator:
     def total(self) -> float | None:
         """The estimated nodes of the whole search (None before enough probes)."""
         now = self.clock()
-        if self._total is not None and (not self._stale or now - self._total_at < REFRESH_SECONDS
-                                        or self.budget_left(now) < 0):
-            return self._total
+        if not self._stale or (self._total is not None and (
+                now - self._total_at < REFRESH_SECONDS or self.budget_left(now) < 0)):
+            return self._total                     # nothing new, or not worth it yet
         try:
             return self._combine()
         finally:

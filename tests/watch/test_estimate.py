@@ -153,3 +153,19 @@ def test_a_failing_probe_ends_the_estimate_not_the_search():
     r = run_sequential(tree, estimate=est, policy=StealPolicy(budget=50, chunk_seconds=None))
     assert r.nodes == tree.size() and r.count == 3 ** 7 and r.status == "exhausted"
     assert est.failed and est.fraction(r.nodes) is None
+
+
+def test_asking_for_the_fraction_costs_nothing_until_something_new_came():
+    # the backends ask at every chunk; that must not eat the probes' budget
+    tree = CompleteTree(4, 6)
+    est = ProgressEstimator(tree, cpu_share=0.01)
+    stack = make_stack(tree)
+    stack.push(tree.root_frontier())
+    stack.run(30, 0)
+    est.observe(stack.live(), stack.nodes)
+    assert est.fraction(stack.nodes) is None                # no probe yet
+    spent = est.spent
+    for _ in range(2000):
+        assert est.fraction(stack.nodes) is None
+    assert est.spent == spent
+    assert est.work() > 0 and est.fraction(stack.nodes) is not None
