@@ -243,7 +243,7 @@ class ProgressEstimator:
                  slice_seconds: float = SLICE_SECONDS, seed: int | None = 0,
                  keep_cuts: int = KEEP_CUTS, method: str = "knuth",
                  observe_every: float = OBSERVE_EVERY, observe_max_age: float = OBSERVE_MAX_AGE,
-                 pool: bool = True, clock=time.perf_counter):
+                 pool: bool = False, clock=time.perf_counter):
         if method not in METHODS:
             raise ValueError(f"unknown estimate method {method!r}; expected one of {METHODS}")
         self.problem = problem
