@@ -39,31 +39,33 @@ from .common import machine_header, write_section
 
 HERE = os.path.dirname(__file__)
 
-READING = """What the runs show (this run and two earlier runs of the script the same day, on a
-2-core machine shared by six engineers, load average 10-35; the probes' CPU share is
+READING = """What the runs show (this run and three earlier runs of the script the same day, on a
+2-core machine shared by six engineers, load average 10-36; the probes' CPU share is
 wall time, so under load they get fewer probes and the figures are noisier than they
 would be on a quiet machine):
 
 * Clique (optimise): the estimate tracks the truth, within ~2-5 points on G(500, 0.5)
-  and mostly within ~5-10 points (lagging) on G(1000, 0.35); ETA errors are a fraction
-  of the time left.  This is where the estimate is useful.
+  and mostly within ~5-12 points (lagging: it overestimates the total) on
+  G(1000, 0.35); ETA errors are a fraction of the time left.  This is where the
+  estimate is useful.
 * UTS T1 / T1L (geometric, b = 4): it does **not** track reliably.  Mean errors of
-  0.11-0.33 (fraction points) over seeds; single runs are off by a factor of several in
-  either direction (a rare huge probe on a bottom row inflates the total, or the skew
-  keeps it low and the search passes it, after which nothing is shown): T1L above went
-  from 68% (true 9%) to 6% (true 26%).  Some seeds do track within a few points.
+  0.11-0.31 (fraction points) over seeds; single runs are off by a factor of several
+  in either direction (a rare huge probe inflates the total, or the skew keeps it low
+  and the search passes it, after which nothing is shown).  T1L in the table above
+  runs ahead (44% at a true 9%, 98% at 69%); in an earlier run it went from 68% (true
+  9%) to 6% (true 26%).  Some seeds track within a few points.
 * UTS T3 (binomial, q m = 0.999): the estimate does **not** track at all.  Probes almost
   never reach the rare deep subtrees that hold the tree; the estimated total is ~10^4
   nodes for 4.1M, the search passes it at once and no estimate is shown for ~99% of the
-  run (showing nothing is the designed behaviour when the search has passed the
+  run (showing nothing is the designed behaviour once the search has passed the
   estimate).
-* Variants: on clique the differences are within the run-to-run noise.  On UTS T1 fresh
-  probes had lower errors than pooled ones in all three comparisons (0.11 / 0.17 / 0.21
-  against 0.13 / 0.18 / 0.33), and a pooled run of T1L (an earlier run of this script)
-  sat at ~8% from 20 s to 100 s: one huge probe of a bottom row, kept for as long as the
-  row stayed open.  Fresh probes forget it at the next cut, so fresh Knuth is the
-  default (`pool=True` keeps probes).  The calibrated variant is not better and jumps;
-  it is kept only for comparison."""
+* Variants: fresh probes had lower or equal Knuth errors than pooled ones on UTS T1 in
+  all four comparisons (0.11 / 0.17 / 0.21 / 0.29 against 0.13 / 0.18 / 0.33 / 0.31);
+  on clique the differences are within the noise.  A pooled run of T1L sat at ~8% from
+  20 s to 100 s: one huge probe of a bottom row, kept for as long as the row stayed
+  open; fresh probes forget it at the next cut.  So fresh Knuth is the default
+  (`pool=True` keeps probes).  The calibrated variant is not better and jumps; it is
+  kept only for comparison."""
 POINTS = (0.10, 0.25, 0.50, 0.75, 0.90)
 
 

@@ -22,8 +22,9 @@ and again; a row's estimate is the mean of its probes, and a row not probed yet 
 as the mean of the rows probed so far (those new in this cut: they are a uniform
 sample, the random order sees to it).  With ``pool=True`` the probes of a node are kept
 across cuts for as long as a kept cut holds it (the bottom rows of a DFS stack stay for
-a long time and gather many probes); by default (measured no better, see
-benchmarks/results/estimate.md) each cut's rows are probed afresh.  Every cut gives
+a long time and gather many probes); by default each cut's rows are probed afresh (a
+pooled huge probe of a bottom row skews the total for as long as the row stays open;
+benchmarks/results/estimate.md measures both).  Every cut gives
 ``T_k = n_k + R_k``; they are combined by a weighted mean with weights
 ``probes_k / (T - n_k)^2``, roughly their inverse variances (the spread of ``R_k`` grows
 with the remaining work; ``T`` is the previous combined value), so later cuts (closer to
