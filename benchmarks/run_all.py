@@ -67,6 +67,7 @@ ORDER = [
     "commclust",
     "twolevel",
     "tiers",
+    "estimate",
 ]
 
 #: the item kind of the benchmark grids

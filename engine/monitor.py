@@ -15,11 +15,18 @@ timeout; a failure is logged at debug level and never stops a search)::
     monitor.publish(client, search_id, {
         "time": time.time(), "nodes": 12345, "steals": 17,
         "incumbent": 31, "bound": 34,                 # optimise mode; else omit/None
-        "workers": {addr: {"nodes": 6000, "stack": 120, "shared": 8}, ...},
+        "fraction_done": 0.42, "eta": 75.0,           # engine.estimate; else omit/None
+        "idle_workers": 1,
+        "workers": {addr: {"nodes": 6000, "local": 112, "shared": 8, "idle": False}, ...},
         "label": "clique on 4 workers", "state": "running",   # "done" at the end
     })
     monitor.publish_sweep(client, sweep_id, {"name": "grid", "total": 40, "done": 12,
                                              "ok": 11, "failed": 1, "running": 4})
+
+Per worker, ``nodes`` (its nodes/s is drawn from two snapshots), ``local`` and
+``shared`` (its stack's two portions; ``stack`` is the old name of ``local``) and ``idle``
+are shown when present; a field absent from every worker is left out.  A sweep's card
+shows its items done / ok / failed / timeout / running / remaining.
 
 The page is served wherever the scheduler's dashboard is: for a LocalCluster of ours,
 127.0.0.1 only (see :func:`engine.cluster.local_cluster`).
@@ -46,6 +53,8 @@ MAX_SWEEPS = 16
 MAX_WORKERS = 1024
 #: seconds a publish may take before it is given up
 PUBLISH_TIMEOUT = 5.0
+#: the numbers kept per worker (and ``idle``, a flag), when a snapshot carries them
+WORKER_FIELDS = ("nodes", "stack", "local", "shared")
 
 
 def _number(v):
@@ -68,7 +77,10 @@ def _text(v, limit: int = 200) -> str | None:
 def clean_snapshot(snapshot: dict) -> dict:
     """The fields of a search snapshot the monitor keeps, as plain JSON values."""
     out = {k: _number(snapshot.get(k)) for k in
-           ("time", "nodes", "steals", "incumbent", "bound", "fraction_done", "idle_workers")}
+           ("time", "nodes", "steals", "incumbent", "bound", "fraction_done", "eta",
+            "idle_workers")}
+    if out["fraction_done"] is not None:
+        out["fraction_done"] = min(1.0, max(0.0, float(out["fraction_done"])))
     if out["time"] is None:
         out["time"] = time.time()
     out["label"] = _text(snapshot.get("label"))
@@ -76,7 +88,10 @@ def clean_snapshot(snapshot: dict) -> dict:
     workers = {}
     for addr, w in list((snapshot.get("workers") or {}).items())[:MAX_WORKERS]:
         w = w if isinstance(w, dict) else {"nodes": w}
-        workers[_text(addr)] = {k: _number(w.get(k)) for k in ("nodes", "stack", "shared")}
+        entry = {k: _number(w.get(k)) for k in WORKER_FIELDS if k in w}
+        if "idle" in w:
+            entry["idle"] = None if w["idle"] is None else bool(w["idle"])
+        workers[_text(addr)] = entry
     out["workers"] = workers
     return out
 
@@ -105,6 +120,16 @@ def _rates(prev: dict | None, last: dict) -> dict:
         if p and w.get("nodes") is not None and p.get("nodes") is not None:
             rates[addr] = max(0.0, (w["nodes"] - p["nodes"]) / dt)
     return rates
+
+
+def _eta(last: dict, rate: float | None) -> float | None:
+    """The snapshot's ETA, or the estimated remaining nodes over the node rate."""
+    if last["eta"] is not None or last["state"] != "running":
+        return last["eta"]
+    f, nodes = last["fraction_done"], last["nodes"]
+    if f is None or not 0 < f < 1 or not rate or rate <= 0 or nodes is None:
+        return None
+    return nodes * (1 - f) / f / rate
 
 
 class MonitorState:
@@ -143,22 +168,25 @@ class MonitorState:
             last = hist[-1]
             prev = hist[-2] if len(hist) > 1 else None
             t0 = entry["started"]
+            rate = (None if prev is None or last["time"] <= prev["time"]
+                    or last["nodes"] is None or prev["nodes"] is None else
+                    (last["nodes"] - prev["nodes"]) / (last["time"] - prev["time"]))
             searches.append({
                 "id": entry["id"], "label": last["label"], "state": last["state"],
                 "started": t0, "updated": last["time"], "snapshots": len(hist),
                 "nodes": last["nodes"], "steals": last["steals"],
                 "incumbent": last["incumbent"], "bound": last["bound"],
-                "fraction_done": last["fraction_done"], "idle_workers": last["idle_workers"],
+                "fraction_done": last["fraction_done"], "eta": _eta(last, rate),
+                "idle_workers": last["idle_workers"],
                 "workers": last["workers"], "worker_rates": _rates(prev, last),
-                "nodes_per_s": (None if prev is None or last["time"] <= prev["time"]
-                                or last["nodes"] is None or prev["nodes"] is None else
-                                (last["nodes"] - prev["nodes"]) / (last["time"] - prev["time"])),
+                "nodes_per_s": rate,
                 "series": {
                     "t": [round(s["time"] - t0, 3) for s in hist],
                     "nodes": [s["nodes"] for s in hist],
                     "steals": [s["steals"] for s in hist],
                     "incumbent": [s["incumbent"] for s in hist],
                     "bound": [s["bound"] for s in hist],
+                    "fraction_done": [s["fraction_done"] for s in hist],
                 },
             })
         sweeps = [dict(s) for s in reversed(self.sweeps.values())]
@@ -364,6 +392,7 @@ th{color:#666;font-weight:normal} .charts{display:flex;flex-wrap:wrap;gap:1em}
 svg{background:#fff;border:1px solid #eee} .muted{color:#888}
 .bar{height:10px;background:#eee;width:300px;display:inline-block}
 .bar span{display:block;height:10px;background:#4a7}
+table.workers{margin:.4em 0} tr.idle td{color:#b60}
 </style></head><body>
 <h1>stealsearch <span class="muted" id="updated"></span></h1>
 <div id="sweeps"></div><div id="searches"><p class="muted">no search yet</p></div>
@@ -420,6 +449,36 @@ function bars(title, rates, w) {
   });
   return svg;
 }
+function pct(f, state) {
+  if (f === null || f === undefined) return "-";
+  return f >= 1 ? "100%" : "~" + Math.min(99, Math.floor(100 * f)) + "%";
+}
+function clock(sec) {
+  sec = Math.max(0, Math.floor(sec));
+  const h = Math.floor(sec / 3600), m = Math.floor(sec / 60) % 60, x = sec % 60;
+  const two = v => (v < 10 ? "0" : "") + v;
+  return h ? h + ":" + two(m) + ":" + two(x) : m + ":" + two(x);
+}
+// per worker: nodes, nodes/s, local and shared stack sizes, idle; a column only when some
+// worker's entry carries it (the snapshot says what the backend knows)
+function workerTable(s) {
+  const t = el("table", {"class": "workers"});
+  const names = Object.keys(s.workers).sort();
+  const has = k => names.some(n => s.workers[n][k] !== undefined && s.workers[n][k] !== null);
+  const cols = [["nodes", "nodes"], ["local", "local"], ["stack", "stack"], ["shared", "shared"]]
+    .filter(([k]) => has(k) && !(k === "stack" && has("local")));
+  row(t, ["worker", "nodes/s"].concat(cols.map(c => c[1]), has("idle") ? ["idle"] : []), true);
+  names.forEach(n => {
+    const w = s.workers[n], r = s.worker_rates[n];
+    const cells = [n.replace(/^.*:\/\//, ""), r === undefined ? "-" : fmt(r)]
+      .concat(cols.map(c => fmt(w[c[0]])));
+    if (has("idle")) cells.push(w.idle === true ? "idle" : w.idle === false ? "busy" : "-");
+    const tr = el("tr", w.idle === true ? {"class": "idle"} : {});
+    cells.forEach(x => tr.appendChild(el("td", {}, x)));
+    t.appendChild(tr);
+  });
+  return t;
+}
 function row(table, cells, head) {
   const tr = el("tr");
   cells.forEach(c => tr.appendChild(el(head ? "th" : "td", {}, c)));
@@ -448,16 +507,28 @@ function render(d) {
     const c = el("div", {"class": "card search", "data-id": s.id});
     c.appendChild(el("h2", {}, (s.label || "search " + s.id) + " (" + s.state + ")"));
     const t = el("table", {"class": "figures"});
-    row(t, ["nodes", "nodes/s", "steals", "incumbent", "bound", "workers", "snapshots"], true);
-    row(t, [s.nodes, s.nodes_per_s, s.steals, s.incumbent, s.bound,
-            Object.keys(s.workers).length, s.snapshots].map(fmt));
+    const est = s.fraction_done !== null && s.fraction_done !== undefined;
+    row(t, ["nodes", "nodes/s", "steals", "incumbent", "bound", "workers", "idle", "done", "ETA",
+            "snapshots"], true);
+    row(t, [fmt(s.nodes), fmt(s.nodes_per_s), fmt(s.steals), fmt(s.incumbent), fmt(s.bound),
+            fmt(Object.keys(s.workers).length), fmt(s.idle_workers), pct(s.fraction_done, s.state),
+            est && s.eta !== null && s.eta !== undefined ? clock(s.eta) : "-", fmt(s.snapshots)]);
     c.appendChild(t);
+    if (est) {
+      const b = el("div", {"class": "bar done"}), f = el("span");
+      f.style.width = (100 * s.fraction_done) + "%";
+      b.appendChild(f); c.appendChild(b);
+    }
+    c.appendChild(workerTable(s));
     const ch = el("div", {"class": "charts"});
     ch.appendChild(bars("nodes/s per worker", s.worker_rates, 460));
     ch.appendChild(lines("steals", s.series.t, [{n: "steals", c: "#a54", v: s.series.steals}], 360, 160));
     if (s.series.incumbent.some(v => v !== null) || s.series.bound.some(v => v !== null))
       ch.appendChild(lines("incumbent / bound", s.series.t,
         [{n: "incumbent", c: "#2a6", v: s.series.incumbent}, {n: "bound", c: "#c33", v: s.series.bound}], 360, 160));
+    if ((s.series.fraction_done || []).some(v => v !== null))
+      ch.appendChild(lines("estimated fraction done", s.series.t,
+        [{n: "done", c: "#47a", v: s.series.fraction_done}], 360, 160));
     c.appendChild(ch);
     se.appendChild(c);
   });

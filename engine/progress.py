@@ -2,11 +2,15 @@
 
 One line, redrawn a few times per second (never per node)::
 
-    uts on 4 workers: 1.73M nodes  412k/s  best 31  bound 34  gap 8.8%  steals 120  idle 1/4  done 35%  eta 0:12  0:04
+    uts on 4 workers: 1.73M nodes  412k/s  best 31  bound 34  gap 8.8%  steals 120  idle 1/4  ~35% done, ETA 0:12  0:04
 
 It shows what the caller knows: ``update(nodes, bound=..., incumbent=..., steals=...,
-idle_workers=..., workers=..., fraction_done=...)``; a field left out (or ``None``) is
-not shown.  Any other keyword is shown as ``key=value`` after them.
+idle_workers=..., workers=..., fraction_done=..., eta=...)``; a field left out (or
+``None``) is not shown.  Any other keyword is shown as ``key=value`` after them.
+
+``fraction_done`` is an estimate (:class:`engine.estimate.ProgressEstimator`), hence the
+``~``; the ETA is the estimated remaining nodes, ``nodes (1 - f) / f``, over the recent
+node rate (the smoothed rate the line shows), unless the caller gives ``eta`` seconds.
 
 * ``enabled=False`` (``--quiet``, ``--json``) shows nothing.  On a stream that is not
   a terminal (a log file, a pipe) there is no live line and no carriage return: a
@@ -29,7 +33,7 @@ MIN_INTERVAL = 0.5
 #: seconds between plain lines when the stream is not a terminal
 PLAIN_INTERVAL = 30.0
 
-_KNOWN = ("bound", "incumbent", "steals", "idle_workers", "workers", "fraction_done")
+_KNOWN = ("bound", "incumbent", "steals", "idle_workers", "workers", "fraction_done", "eta")
 
 
 def _count(n) -> str:
@@ -79,9 +83,18 @@ def format_line(desc: str, nodes: int, rate: float | None, elapsed: float,
     frac = fields.get("fraction_done")
     if frac is not None:
         frac = min(max(float(frac), 0.0), 1.0)
-        parts.append(f"done {100 * frac:.0f}%")
-        if 0 < frac < 1 and elapsed > 0:
-            parts.append(f"eta {_clock(elapsed * (1 - frac) / frac)}")
+        eta = fields.get("eta")
+        if eta is None and 0 < frac < 1:
+            if rate:
+                eta = nodes * (1 - frac) / frac / rate
+            elif elapsed > 0:
+                eta = elapsed * (1 - frac) / frac
+        if frac >= 1:
+            parts.append("100% done")
+        else:
+            # never "100%" while it runs: the estimate rounds down
+            pct = min(99, int(100 * frac))
+            parts.append(f"~{pct}% done" + ("" if eta is None else f", ETA {_clock(eta)}"))
     parts.extend(f"{k}={v}" for k, v in extra.items() if v is not None)
     parts.append(_clock(elapsed))
     return "  ".join(parts)

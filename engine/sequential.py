@@ -6,6 +6,13 @@ backend: every ``checkpoint_every`` seconds its stack *is* a consistent cut (one
 worker, nothing in flight), written to disk with ``checkpoint=DIR``; it resumes from
 any cut (also one written by the Dask backend), and Ctrl-C stops it with the result
 so far.
+
+With ``estimate`` (by default when the live line is shown) the live line carries the
+fraction done and an ETA from :class:`engine.estimate.ProgressEstimator`: a copy of the
+stack is a cut, probed between chunks within a few % of the time; a new copy is taken
+once the last has been probed through and a second has passed
+(:meth:`ProgressEstimator.wants_cut`).  The
+probes run on a stack of their own: the search's counts are the same with or without.
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import numpy as np
 
 from . import interrupts
 from .epochs import Cut
+from .estimate import ProgressEstimator
 from .outcome import INTERRUPT_REASONS, build_result, improve, remaining_bound
 from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
@@ -30,7 +38,11 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                    time_limit: float | None = None, node_limit: int | None = None,
                    progress: bool = False, checkpoint: str | None = None,
                    checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
-                   cut: Cut | None = None) -> SearchResult:
+                   cut: Cut | None = None,
+                   estimate: "bool | ProgressEstimator | None" = None) -> SearchResult:
+    """Run ``problem`` in this process.  ``estimate``: show the fraction done and an ETA
+    (default: when ``progress``); a :class:`ProgressEstimator` given here is used (and can
+    be read afterwards)."""
     policy = policy or StealPolicy()
     t0 = time.perf_counter()
     stack = make_stack(problem)
@@ -58,6 +70,10 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     t_search = time.perf_counter()
     tuner = BudgetTuner(policy)
     epochs = cut.epochs
+    if estimate is None:
+        estimate = progress
+    est = estimate if isinstance(estimate, ProgressEstimator) else \
+        ProgressEstimator(problem) if estimate else None
 
     def snapshot() -> Cut:
         return Cut(batches={"": stack.live().copy()}, counters=stack.counters.copy(),
@@ -96,7 +112,17 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                 epochs += 1
                 writer.write(snapshot())
                 next_cut = time.perf_counter() + every
-            bar.update(stack.nodes, incumbent=None if best_value is None else best_value)
+            fraction = None
+            if est is not None:
+                if est.wants_cut(stack.nodes):
+                    est.observe(stack.live(), stack.nodes, incumbent)
+                est.work()
+                fraction = est.fraction(stack.nodes)
+            bar.update(stack.nodes, incumbent=None if best_value is None else best_value,
+                       fraction_done=fraction)
+        if est is not None and stop_reason is None:
+            est.finish()
+            bar.update(stack.nodes, fraction_done=1.0)
     except KeyboardInterrupt:   # a chunk is atomic: the stack is a consistent cut here
         stop_reason = "interrupted"
     finally:
@@ -116,6 +142,9 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                           search_seconds=search_seconds, policy=policy.as_dict(),
                           info={"carried_nodes": carried} if carried else None)
     result.epochs, result.recoveries, result.nodes_redone = epochs, cut.recoveries, cut.nodes_redone
+    if est is not None:
+        result.info["estimate_probes"] = est.probes()
+        result.info["estimate_seconds"] = est.spent
     if writer is not None:
         result.checkpoint = str(writer.dir)
         result.info["checkpoint_writes"] = writer.writes

@@ -63,7 +63,8 @@ def test_two_snapshots_show_on_the_json_and_the_page(cluster4):
     assert s["worker_rates"] == {w[0]: pytest.approx(1000.0), w[1]: pytest.approx(1000.0)}
     assert s["workers"][w[0]] == {"nodes": 2600, "stack": 0, "shared": 0}
     assert s["series"] == {"t": [0.0, 2.0], "nodes": [1000, 5000], "steals": [2, 7],
-                           "incumbent": [10, 12], "bound": [20, 15]}
+                           "incumbent": [10, 12], "bound": [20, 15],
+                           "fraction_done": [None, None]}
     status, ctype, html = get(base)
     assert status == 200 and ctype.startswith("text/html")
     assert "s-test" in html and "<script" in html    # the figures are in the page at once
@@ -99,3 +100,26 @@ def test_search_watch_throttles_and_ends_with_the_state(cluster4):
     s = next(s for s in d["searches"] if s["id"] == "s-watch")
     assert s["snapshots"] == 2 and s["series"]["nodes"] == [10, 20]
     assert s["state"] == "interrupted" and s["label"] == "uts on 2 workers"
+
+
+def test_estimate_and_per_worker_portions_and_idle_flags():
+    state = monitor.MonitorState()
+    w = ["tcp://127.0.0.1:1", "tcp://127.0.0.1:2"]
+    state.add_search("e", {"time": 10.0, "nodes": 1000, "fraction_done": 0.1,
+                           "workers": {w[0]: {"nodes": 500, "local": 12, "shared": 3, "idle": False},
+                                       w[1]: {"nodes": 500, "local": 0, "shared": 0, "idle": True}}})
+    state.add_search("e", {"time": 12.0, "nodes": 3000, "fraction_done": 0.25, "idle_workers": 1,
+                           "workers": {w[0]: {"nodes": 2500, "local": 9, "shared": 1, "idle": False},
+                                       w[1]: {"nodes": 500, "local": 0, "shared": 0, "idle": True}}})
+    s = state.as_json()["searches"][0]
+    assert s["fraction_done"] == 0.25 and s["idle_workers"] == 1
+    # no ETA in the snapshot: estimated nodes left (3000 * 3) over the rate (1000/s)
+    assert s["eta"] == pytest.approx(9.0)
+    assert s["workers"][w[1]] == {"nodes": 500, "local": 0, "shared": 0, "idle": True}
+    assert s["series"]["fraction_done"] == [0.1, 0.25]
+    state.add_search("e", {"time": 13.0, "nodes": 3100, "fraction_done": 7, "eta": 4.5})
+    s = state.as_json()["searches"][0]
+    assert s["fraction_done"] == 1.0 and s["eta"] == 4.5          # clipped; given ETA kept
+    html = monitor.page_html(state.as_json())
+    for piece in ("workerTable", "ETA", "estimated fraction done", '"idle"'):
+        assert piece in html

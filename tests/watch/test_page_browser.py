@@ -90,7 +90,9 @@ def test_page_figures_move_in_a_browser(tmp_path, cluster4):
         monitor.publish(cluster4, "browser-search", {
             "time": 1000.0 + i, "nodes": 40_000 * i, "steals": 3 * i,
             "incumbent": 20 + min(i, 6), "bound": 40 - i, "label": "example snapshots",
-            "workers": {a: {"nodes": (9_000 + 500 * j) * i, "stack": 10, "shared": 2}
+            "fraction_done": 0.035 * i, "idle_workers": 1,
+            "workers": {a: {"nodes": (9_000 + 500 * j) * i, "local": 10 + j, "shared": 2,
+                            "idle": j == 3}
                         for j, a in enumerate(w)}})
     result = {}
     runner = threading.Thread(target=lambda: result.update(
@@ -98,7 +100,13 @@ def test_page_figures_move_in_a_browser(tmp_path, cluster4):
     runner.start()
     try:
         wait_for(lambda: json_done(url, name) >= 1)
-        first = sweep_done(chromium(tmp_path, url), name)
+        dom = chromium(tmp_path, url)
+        first = sweep_done(dom, name)
+        # the search card: the estimate, its ETA, and per worker local/shared/idle
+        card = dom.split("example snapshots", 1)[1]
+        assert "~38%" in card and "ETA" in card
+        assert "<th>local</th>" in card and "<th>shared</th>" in card and "<th>idle</th>" in card
+        assert card.count(">idle</td>") == 1 and card.count(">busy</td>") == 3
         wait_for(lambda: json_done(url, name) >= first + 4)
         second = sweep_done(chromium(tmp_path, url), name)
         assert 1 <= first < second <= 48

@@ -31,7 +31,7 @@ def test_fields_and_final_newline():
     shown = last_line(text)
     assert shown.startswith("clique on 4 workers: 2.5M nodes")
     for piece in ("/s", "best 31", "bound 34", "gap 8.8%", "steals 1.2k", "idle 0/4",
-                  "done 25%", "eta "):
+                  "~25% done, ETA "):
         assert piece in shown, (piece, shown)
     bar.close()                      # idempotent: nothing more written
     assert out.getvalue() == text
