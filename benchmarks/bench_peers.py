@@ -14,11 +14,13 @@ committed):
 Where the peers are: ``$STEALSEARCH_PEERS`` (default ``../scratch/peers`` relative to the
 repository root), laid out as ``glasgow-subgraph-solver/build/src/glasgow_clique_solver``
 (or ``.../build/glasgow_clique_solver``), ``momc/MoMC`` and ``mini-uts/dfs``; each binary
-can also be named directly with ``$GLASGOW_CLIQUE_SOLVER``, ``$MOMC``, ``$UTS_DFS``.  A
+can also be named directly with ``$GLASGOW_CLIQUE_SOLVER``, ``$MOMC``, ``$UTS_DFS``
+(``--peers DIR`` overrides the folder).  A
 peer's commit is read from a ``COMMIT`` file in its folder (written when it was fetched).
 A missing peer is skipped with the reason printed in the table.  DIMACS files: the repo's
-``tests/clique/data`` (quick) plus ``$STEALSEARCH_DIMACS`` (default ``../shared/data/dimacs``
-relative to the repository root) in full mode.
+``tests/clique/data`` (quick) plus ``--dimacs DIR`` / ``$STEALSEARCH_DIMACS`` (default
+``../shared/data/dimacs`` relative to the repository root) in full mode; a missing folder
+is named in the table's notes.
 
 Every ω a peer reports is compared with ours (and ours is verified by the problem's
 independent verifier inside ``solve``); a disagreement aborts the benchmark.  Figures
@@ -59,12 +61,18 @@ FULL_GNP = ([(n, p) for n in (250, 500, 1000, 2000) for p in (0.2, 0.35, 0.5)
 QUICK_UTS = ["T1", "T3"]
 
 
+#: set by --peers / --dimacs (they win over the environment variables)
+PATHS: dict = {}
+
+
 def peers_dir() -> Path:
-    return Path(os.environ.get("STEALSEARCH_PEERS", REPO.parent / "scratch" / "peers"))
+    return Path(PATHS.get("peers") or os.environ.get("STEALSEARCH_PEERS",
+                                                     REPO.parent / "scratch" / "peers"))
 
 
 def dimacs_dir() -> Path:
-    return Path(os.environ.get("STEALSEARCH_DIMACS", REPO.parent / "shared" / "data" / "dimacs"))
+    return Path(PATHS.get("dimacs") or os.environ.get("STEALSEARCH_DIMACS",
+                                                      REPO.parent / "shared" / "data" / "dimacs"))
 
 
 class Peer:
@@ -211,7 +219,13 @@ def main(argv=None) -> list:
                     help="instead: our bounds x vertex orders x initial heuristic per instance "
                          "(nodes and time), written to results/peers_ablation.md")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "peers.md"))
+    ap.add_argument("--peers", default=None, help="folder of the built peers "
+                    "(default $STEALSEARCH_PEERS, else ../scratch/peers from the repository)")
+    ap.add_argument("--dimacs", default=None, help="extra DIMACS .clq folder in full mode "
+                    "(default $STEALSEARCH_DIMACS, else ../shared/data/dimacs)")
     args = ap.parse_args(argv)
+    PATHS.clear()
+    PATHS.update({k: v for k, v in (("peers", args.peers), ("dimacs", args.dimacs)) if v})
     from problems.clique.problem import FAST_BOUNDS
     bounds = args.bounds or ["auto", *FAST_BOUNDS]
     peers = find_peers()
