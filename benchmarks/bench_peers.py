@@ -422,7 +422,8 @@ def write_markdown(rows, uts_rows, bounds, peers, header, args) -> None:
                     tot[k] += row[k]["cpu"]
         else:
             unfinished.append(row["instance"])
-        L.append(f"| {row['instance']} | {row['n']} | {row['omega']} | "
+        omega = "—" if row["omega"] is None else row["omega"]
+        L.append(f"| {row['instance']} | {row['n']} | {omega} | "
                  + " | ".join(cell(row.get(k)) for k in cols)
                  + f" | {('> ' if ours['status'] != 'optimal' else '') + '%.2f' % ratio if ratio else '—'}"
                  f" | {row['load']:.2f} |")
