@@ -3,7 +3,7 @@
 ::
 
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
-                       [--k K] [--bound auto|colour|recolour|infra|maxsat|greedy|sampling|size]
+                       [--k K] [--bound auto|colour|recolour|infra|maxsat|incmaxsat|greedy|sampling|size]
                        [--order degeneracy|degree|colour-sort] [--heuristic greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b

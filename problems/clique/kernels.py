@@ -38,10 +38,13 @@ Kernels
 ``reason_kernel``   the colour kernel plus reasoning over the colour classes before
                     branching, by ``level``: 1 Re-NUMBER (Tomita's MCS, San Segundo's
                     BBMCR), 2 + the infra-chromatic test (San Segundo, Nikolaev and
-                    Batsyn's BBMCX), 3 + failed-literal detection by unit propagation
+                    Batsyn's BBMCX), 3 failed-literal detection by unit propagation
                     over the classes, dropping whole colour classes (Li and Quan's
-                    IncMaxCLQ, Li, Jiang and Manyà's MoMC).  Bounds ``recolour``,
-                    ``infra``, ``maxsat``.
+                    IncMaxCLQ, Li, Jiang and Manyà's MoMC), 4 MoMC's reasoning: the
+                    classes of an inconsistent subset get virtual literals instead of
+                    being frozen (Li and Quan's MaxCLQ transformation), Re-NUMBER and
+                    the two-literal lookahead.  Bounds ``recolour``, ``infra``,
+                    ``maxsat``, ``incmaxsat``.
 ``greedy_clique``   the initial clique heuristic (first incumbent, max mode).
 ``count_all_kernel``       every clique (the empty one too) once, natural order.
 ``count_maximal_kernel``   maximal cliques, Bron-Kerbosch with Tomita's pivot.
@@ -68,6 +71,10 @@ MAX_DEPTH = N_ENGINE_COUNTERS
 SIZE, GREEDY, SAMPLING = 0, 1, 2
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
+#: reason_kernel level of MoMC's reasoning with virtual literals (bound ``incmaxsat``)
+INCMAXSAT = 4
+#: virtual literals per node (one int64 mask per clause)
+MAX_VIRTUAL = 62
 SEED_BOUNDS = {"size": SIZE, "greedy": GREEDY, "sampling": SAMPLING}
 
 
@@ -282,6 +289,274 @@ def _failed_literal(u, adj, cls, nc, active, vcls, M, cnt, fixed, queue, forced,
 
 
 @njit(nogil=True, cache=True)
+def _first_real_killer(x, forced, t, adj):
+    """The first forcing step s < t whose forced literal is a real vertex not adjacent
+    to x (virtual literals, stored as ``-1 - z``, remove no real vertex)."""
+    xw = x >> 6
+    xb = np.int64(1) << (x & 63)
+    for s in range(t):
+        f = forced[s]
+        if f >= 0 and adj[f, xw] & xb == 0:
+            return s
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _force(lit, k, adj, cls, nc, vz, vcls, M, Zs, cnt, fixed, queue, nq, forced, stepcls,
+           zstep, rstep, t, log, nlog, W):
+    """One forcing step ``t``: literal ``lit`` (a vertex, or ``-1 - z`` for virtual
+    literal z) satisfies clause ``k``.  A vertex removes its non-neighbours from ``M``, a
+    virtual literal leaves every other clause; each clause that loses a literal is
+    counted down, queued at one literal left.  Every change to ``cnt`` and ``fixed`` is
+    appended to ``log`` (k, or -1 - k for a clause fixed) so a lookahead can undo it;
+    ``rstep[x]`` records the step that removed vertex x (what a trace charges x to).
+    Returns ``(conflict, nq, nlog)``: conflict is the first clause left with no literal
+    (-1 if none)."""
+    one = np.int64(1)
+    conflict = -1
+    fixed[k] = True
+    log[nlog] = -1 - k
+    nlog += 1
+    stepcls[t] = k
+    forced[t] = lit
+    if lit >= 0:
+        for w in range(W):
+            R = M[w] & ~adj[lit, w]
+            M[w] &= adj[lit, w]
+            while R != 0:
+                b = ctz(R)
+                R &= ~(one << b)
+                x = w * 64 + b
+                rstep[x] = t
+                k2 = vcls[x]
+                if fixed[k2]:
+                    continue
+                cnt[k2] -= 1
+                log[nlog] = k2
+                nlog += 1
+                if cnt[k2] == 1:
+                    queue[nq] = k2
+                    nq += 1
+                elif cnt[k2] == 0 and conflict < 0:
+                    conflict = k2
+    else:
+        z = -1 - lit
+        zstep[z] = t
+        Zs[0] &= ~(one << z)
+        for k2 in range(nc):
+            if fixed[k2] or (vz[k2] >> z) & one == 0:
+                continue
+            cnt[k2] -= 1
+            log[nlog] = k2
+            nlog += 1
+            if cnt[k2] == 1:
+                queue[nq] = k2
+                nq += 1
+            elif cnt[k2] == 0 and conflict < 0:
+                conflict = k2
+    return conflict, nq, nlog
+
+
+@njit(nogil=True, cache=True)
+def _propagate(adj, cls, nc, vz, vcls, M, Zs, cnt, fixed, queue, qi, nq, forced, stepcls,
+               zstep, rstep, t, log, nlog, W):
+    """Unit propagation from queue position ``qi``: each clause with one literal left
+    forces it (a vertex before a virtual literal), until a conflict, an empty queue or
+    63 steps (the traces are 64-bit masks).  Returns ``(conflict, t, nq, nlog)``."""
+    conflict = -1
+    while conflict < 0 and qi < nq and t < 63:
+        k = queue[qi]
+        qi += 1
+        if fixed[k]:
+            continue
+        lit = -1
+        for w in range(W):
+            x = cls[k, w] & M[w]
+            if x != 0:
+                lit = w * 64 + ctz(x)
+                break
+        if lit < 0:
+            lit = -1 - ctz(vz[k] & Zs[0])
+        conflict, nq, nlog = _force(lit, k, adj, cls, nc, vz, vcls, M, Zs, cnt, fixed, queue,
+                                    nq, forced, stepcls, zstep, rstep, t, log, nlog, W)
+        t += 1
+    return conflict, t, nq, nlog
+
+
+@njit(nogil=True, cache=True)
+def _trace(conflict, u, adj, cls, vz, forced, stepcls, zstep, rstep, t, t_assume, other, W):
+    """The forcing steps (a 64-bit mask) a conflict depends on: every literal of the
+    empty clause, then of each needed step's clause but its forced one, is charged to
+    the step that removed it (a vertex not adjacent to ``u`` to step 0, any other to
+    ``rstep``, the first real forced vertex not adjacent to it; a virtual literal to
+    the step that used it).  Step ``t_assume`` (if >= 1) is an assumption, not a unit:
+    the literal ``other`` of its clause was never removed."""
+    one = np.int64(1)
+    need = np.int64(0)
+    for w in range(W):
+        q = cls[conflict, w] & adj[u, w]          # the others were removed by u (step 0)
+        while q != 0:
+            b = ctz(q)
+            q &= ~(one << b)
+            need |= one << rstep[w * 64 + b]
+    q = vz[conflict]
+    while q != 0:
+        z = ctz(q)
+        q &= ~(one << z)
+        need |= one << zstep[z]
+    for s in range(t - 1, 0, -1):
+        if (need >> s) & one == 0:
+            continue
+        k = stepcls[s]
+        f = forced[s]
+        g = other if s == t_assume else f
+        for w in range(W):
+            q = cls[k, w] & adj[u, w]
+            while q != 0:
+                b = ctz(q)
+                q &= ~(one << b)
+                x = w * 64 + b
+                if x != f and x != g:
+                    need |= one << rstep[x]
+        q = vz[k]
+        while q != 0:
+            z = ctz(q)
+            q &= ~(one << z)
+            if -1 - z != f and -1 - z != g:
+                need |= one << zstep[z]
+    return need
+
+
+@njit(nogil=True, cache=True)
+def _failed_literal_virtual(u, adj, cls, nc, vz, nz, vcls, M, cnt, fixed, queue, forced,
+                            stepcls, zstep, rstep, inv, M2, cnt0, inv2, Zs, log, lookahead, W):
+    """Unit propagation with ``u`` true over colour classes that carry *virtual
+    literals*: Li and Quan's MaxCLQ / IncMaxCLQ transformation of an inconsistent
+    subset, as in MoMC (Li, Jiang and Manyà 2017).
+
+    Each class k is a soft clause whose literals are its vertices (``cls[k]``) and the
+    virtual literals ``z`` with bit z of ``vz[k]``.  A virtual literal stands for the
+    one clause of an earlier inconsistent subset that a clique may leave unsatisfied:
+    it can satisfy one clause only, so forcing it for clause k removes it from every
+    other clause.  A vertex forced true removes its non-neighbours.  Unlike the
+    freezing of :func:`_failed_literal`, the caller keeps the clauses of a conflict
+    active and gives each of them one new virtual literal: they stay available to later
+    conflicts, which is what makes MoMC's bound strong on dense graphs.
+
+    Without a conflict and with ``lookahead``, MoMC's failed-literal lookahead
+    (``inc_maxsatz_lookahead_by_fl2``): a clause that propagation cut down to two
+    literals, both of which lead to a conflict, is a conflict.  The clauses a conflict
+    depends on are marked in ``inv``.  True when a conflict was found."""
+    one = np.int64(1)
+    for w in range(W):
+        M[w] = 0
+    Zs[0] = (one << nz) - 1
+    conflict = -1
+    nq = 0
+    for k in range(nc):
+        fixed[k] = False
+        c = popcount(vz[k])
+        c0 = c
+        for w in range(W):
+            x = cls[k, w] & adj[u, w]
+            M[w] |= x
+            c += popcount(x)
+            c0 += popcount(cls[k, w])
+        cnt[k] = c
+        cnt0[k] = c0
+        if c == 0 and conflict < 0:
+            conflict = k
+        elif c == 1:
+            queue[nq] = k
+            nq += 1
+    for z in range(nz):
+        zstep[z] = -1
+    forced[0] = u
+    t = 1
+    if conflict < 0:
+        conflict, t, nq, nlog = _propagate(adj, cls, nc, vz, vcls, M, Zs, cnt, fixed, queue, 0,
+                                           nq, forced, stepcls, zstep, rstep, t, log, 0, W)
+    if conflict >= 0:
+        need = _trace(conflict, u, adj, cls, vz, forced, stepcls, zstep, rstep, t, -1, -1, W)
+        inv[conflict] = True
+        for s in range(1, t):
+            if (need >> s) & one:
+                inv[stepcls[s]] = True
+        return True
+    if not lookahead or t >= 61:
+        return False
+    # lookahead: both literals of a clause reduced to two fail
+    t0 = t
+    Z0 = Zs[0]
+    for k in range(nc):
+        if fixed[k] or cnt[k] != 2 or cnt0[k] == 2:
+            continue
+        for w in range(W):
+            M2[w] = M[w]
+        lits0 = -1
+        lits1 = -1
+        for w in range(W):
+            q = cls[k, w] & M[w]
+            while q != 0:
+                b = ctz(q)
+                q &= ~(one << b)
+                if lits0 == -1:
+                    lits0 = w * 64 + b
+                else:
+                    lits1 = w * 64 + b
+        q = vz[k] & Z0
+        while q != 0:
+            z = ctz(q)
+            q &= ~(one << z)
+            if lits0 == -1:
+                lits0 = -1 - z
+            else:
+                lits1 = -1 - z
+        for k2 in range(nc):
+            inv2[k2] = False
+        ok = True
+        for side in range(2):
+            lit = lits0 if side == 0 else lits1
+            oth = lits1 if side == 0 else lits0
+            c2, nq2, nlog = _force(lit, k, adj, cls, nc, vz, vcls, M, Zs, cnt, fixed, queue, 0,
+                                   forced, stepcls, zstep, rstep, t0, log, 0, W)
+            t2 = t0 + 1
+            if c2 < 0:
+                c2, t2, nq2, nlog = _propagate(adj, cls, nc, vz, vcls, M, Zs, cnt, fixed, queue,
+                                               0, nq2, forced, stepcls, zstep, rstep, t2, log,
+                                               nlog, W)
+            if c2 >= 0:
+                need = _trace(c2, u, adj, cls, vz, forced, stepcls, zstep, rstep, t2, t0, oth, W)
+                for s in range(1, t2):
+                    if (need >> s) & one:
+                        inv2[stepcls[s]] = True
+                inv2[c2] = True
+            else:
+                ok = False
+            # undo the branch (the log holds its changes only)
+            for w in range(W):
+                M[w] = M2[w]
+            for i in range(nlog - 1, -1, -1):
+                x = log[i]
+                if x >= 0:
+                    cnt[x] += 1
+                else:
+                    fixed[-1 - x] = False
+            Zs[0] = Z0
+            for z in range(nz):
+                if zstep[z] >= t0:
+                    zstep[z] = -1
+            if not ok:
+                break
+        if ok:
+            for k2 in range(nc):
+                if inv2[k2]:
+                    inv[k2] = True
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
 def _infra(u, adj, cls, nc, active, W):
     """San Segundo et al.'s infra-chromatic test (BBMCX), the two-class case of the
     MaxSAT reasoning: a class k1 where ``u`` has exactly one neighbour w, and a class
@@ -380,6 +655,17 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
       over the classes (:func:`_failed_literal`) is dropped whole, with the union of
       its vertices' conflict classes frozen, until the first class that cannot be.
       No Re-NUMBER at this level: measured, it cost more time than it saved nodes.
+    * ``level == 4`` -- MoMC's reasoning (Li, Jiang and Manyà 2017, with Li and
+      Quan's MaxCLQ / IncMaxCLQ clause transformation): Re-NUMBER on every would-be
+      branching vertex, then new classes absorbed as at level 3, but the clauses of
+      each inconsistent subset stay active with one new *virtual literal* each
+      (:func:`_failed_literal_virtual`) instead of being frozen, the absorbed class
+      joins the clauses, a class absorbed in part leaves its failed prefix out, and
+      a vertex whose propagation ends without conflict is still failed when both
+      literals of a clause it cut down to two lead to one (MoMC's
+      ``inc_maxsatz_lookahead_by_fl2``).  Measured (benchmarks/results/peers_notes.md):
+      3.6x fewer nodes than level 3 on G(200, .9), 2.8x on G(200, .8), at 3-5x the
+      cost per node.
 
     The non-branching vertices then have ω <= kmin - 1 (active classes count one each,
     an inconsistent subset S u {u} or S u K counts |S|), so they can be skipped as children, as
@@ -413,6 +699,15 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     active = np.empty(maxc, np.bool_)
     forced = np.empty(64, np.int64)
     stepcls = np.empty(64, np.int64)
+    zstep = np.empty(64, np.int64)
+    rstep = np.empty(maxc, np.int64)
+    vz = np.empty(maxc, np.int64)
+    M2 = np.empty(W, np.int64)
+    cnt0 = np.empty(maxc, np.int64)
+    # every literal removal of one propagation: at most n vertices + 62 virtual per clause
+    log = np.empty(64 * maxc + 64, np.int64)
+    inv2 = np.empty(maxc, np.bool_)
+    Zs = np.empty(1, np.int64)
     best = incumbent
     done = 0
     one = np.int64(1)
@@ -468,7 +763,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             #    non-branching side one by one
             for k in range(nc):
                 active[k] = True
-            if remaining > 0 and 1 <= level <= RENUMBER_UPTO and nc > 0:
+            if remaining > 0 and (1 <= level <= RENUMBER_UPTO or level == INCMAXSAT) and nc > 0:
                 for w in range(W):
                     B[w] = 0
                 reasoning = True
@@ -488,7 +783,8 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                             B[w] |= bit
                             # MoMC: once one vertex must branch the node is not pruned;
                             # the costly test is not tried on the vertices after it
-                            reasoning = False
+                            if level <= RENUMBER_UPTO:
+                                reasoning = False
                 remaining = 0
                 for w in range(W):
                     U[w] = B[w]
@@ -498,8 +794,82 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             #    whole -- the class, with the union of its vertices' conflict classes
             #    S, is an inconsistent subset (a clique meeting it in u would meet all
             #    of u's conflict set) -- until the first class that cannot be dropped.
+            # 3'. level 4 (MoMC): new classes from the branching vertices, each absorbed
+            #     when every vertex of it is a failed literal; the clauses of the
+            #     inconsistent subset get a new virtual literal instead of being frozen
+            #     (see _failed_literal_virtual), and the class joins them as a clause.
+            #     A class absorbed only in part: its failed prefix is non-branching.
+            if level == INCMAXSAT and nc > 0 and remaining > 0:
+                nc0 = nc
+                nz = 0
+                for k2 in range(nc):
+                    vz[k2] = 0
+                absorbing = True
+                while remaining > 0 and absorbing:
+                    for w in range(W):
+                        Q[w] = U[w]
+                        B[w] = 0
+                    for w in range(W):
+                        q = Q[w]
+                        while q != 0:
+                            b = ctz(q)
+                            bit = one << b
+                            v = w * 64 + b
+                            U[w] &= ~bit
+                            B[w] |= bit
+                            q &= ~bit
+                            q &= ~adj[v, w]
+                            for w2 in range(w + 1, W):
+                                Q[w2] &= ~adj[v, w2]
+                            remaining -= 1
+                    for k2 in range(nc):
+                        inv[k2] = False
+                    whole = True
+                    for w in range(W):
+                        q = B[w]
+                        while q != 0:
+                            b = ctz(q)
+                            if not _failed_literal_virtual(w * 64 + b, adj, cls, nc, vz, nz,
+                                                           vcls, M, cnt_k, fixed, queue,
+                                                           forced, stepcls, zstep, rstep, inv,
+                                                           M2,
+                                                           cnt0, inv2, Zs, log,
+                                                           True, W):
+                                whole = False
+                                break
+                            q &= ~(one << b)
+                        if not whole:
+                            # u and the class's vertices after it branch; the failed
+                            # prefix stays out (with the prefix as its clause, the
+                            # conflicts found stay an inconsistent subset)
+                            U[w] |= q
+                            remaining += popcount(q)
+                            for w2 in range(w + 1, W):
+                                U[w2] |= B[w2]
+                                remaining += popcount(B[w2])
+                            absorbing = False
+                            break
+                    if whole:
+                        if nz < MAX_VIRTUAL:
+                            zb = one << nz
+                            nz += 1
+                            for k2 in range(nc):
+                                if inv[k2]:
+                                    vz[k2] |= zb
+                            for w in range(W):
+                                cls[nc, w] = B[w]
+                                q = B[w]
+                                while q != 0:
+                                    b = ctz(q)
+                                    q &= ~(one << b)
+                                    vcls[w * 64 + b] = nc
+                            vz[nc] = zb
+                            nc += 1
+                        else:
+                            absorbing = False     # absorbed, but no more reasoning
+                nc = nc0
             k = nc
-            dropping = level >= 3 and nc > 0
+            dropping = level == 3 and nc > 0
             while remaining > 0:
                 for w in range(W):
                     Q[w] = U[w]

@@ -17,11 +17,14 @@ Modes (``mode=``):
                      one maximal clique.
 
 Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"maxsat"`` on graphs of
-density >= 0.7 and ``"colour"`` below (measured, benchmarks/RESULTS.md); the MCS family
+density >= 0.7 whose greedy initial clique has >= 12 vertices and ``"colour"`` otherwise
+(measured, benchmarks/RESULTS.md); the MCS family
 on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"``
 (colour plus Tomita's Re-NUMBER), ``"infra"`` (recolour plus San Segundo's
 infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
-reasoning that drops whole colour classes, IncMaxCLQ / MoMC); or the seed's
+reasoning that drops whole colour classes, IncMaxCLQ / MoMC), ``"incmaxsat"`` (MoMC's
+reasoning: virtual literals instead of dropped classes, Re-NUMBER, two-literal lookahead;
+Li, Jiang and Manyà 2017); or the seed's
 ``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
 §2.1).  See :mod:`problems.clique.kernels`; benchmarks/RESULTS.md measures them.
 
@@ -53,14 +56,20 @@ from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")
 #: the MCS-family bounds (vertex order + colouring kernels), the default first
-FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat")
-#: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY,
-#: ``colour`` below: measured in benchmarks/RESULTS.md (issue 14), the MaxSAT reasoning
-#: pays for its cost per node on dense graphs and not on sparse ones
+FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
+#: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY
+#: whose greedy initial clique has >= AUTO_MAXSAT_CLIQUE vertices, ``colour`` otherwise:
+#: measured in benchmarks/results/peers*.md (issue 14), the MaxSAT reasoning pays for its
+#: cost per node on dense graphs and not on sparse ones, nor where the clique (so the
+#: number of colour classes it reasons over) is small: johnson16-2-4 (density .76, ω 8)
+#: takes 2x the CPU with maxsat; the smallest initial clique among the dense instances
+#: where maxsat wins is 18.  ``incmaxsat`` (MoMC's reasoning) expands 3-4x fewer nodes
+#: than ``maxsat`` on G(200, .8-.9) but costs more per node, so it is not picked.
 BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
 AUTO_MAXSAT_DENSITY = 0.7
+AUTO_MAXSAT_CLIQUE = 12
 #: reasoning level of :func:`kernels.reason_kernel` per bound
-REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3}
+REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4}
 ORDERS = ("degeneracy", "degree", "colour-sort")
 HEURISTICS = ("greedy", "none")
 #: cap on the initial heuristic's work (candidate evaluations of W words each)
@@ -87,8 +96,9 @@ class CliqueProblem(Problem):
         bound = {"color": "colour"}.get(bound, bound)
         if bound not in BOUNDS:
             raise CliqueInputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
-        if bound == "auto":
-            bound = "maxsat" if graph.density() >= AUTO_MAXSAT_DENSITY else "colour"
+        auto = bound == "auto"
+        if auto:
+            bound = "colour"            # the same order and heuristic as maxsat; see below
         if order not in ORDERS:
             raise CliqueInputError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
         if heuristic is None:
@@ -134,6 +144,11 @@ class CliqueProblem(Problem):
             # checked by the independent verifier before it may prune anything
             check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),
                          maximal=True)
+        if auto and mode in ("max", "decide") and n and graph.density() >= AUTO_MAXSAT_DENSITY:
+            clique = (len(self.start_clique) if len(self.start_clique)
+                      else len(kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
+            if clique >= AUTO_MAXSAT_CLIQUE:
+                self.bound = "maxsat"
 
     # -- engine contract --------------------------------------------------------------
     @property

@@ -71,6 +71,44 @@ def test_dimacs_files_every_bound(line):
     assert all(v >= 1 for v in nodes.values())
 
 
+def test_incmaxsat_on_dense_graphs_agrees_with_networkx_and_prunes_more():
+    # density .8-.95: where the virtual literals, Re-NUMBER and the lookahead act
+    rng = np.random.default_rng(41)
+    for s in range(30):
+        p = float(rng.choice([0.8, 0.85, 0.9, 0.95]))
+        n = int(rng.integers(20, 50 if p < 0.9 else 40))     # networkx enumerates them all
+        g, G, omega = case(n, p, 2000 + s)
+        for h in HEURISTICS:
+            r = solve(CliqueProblem(g, bound="incmaxsat", heuristic=h), backend="sequential")
+            assert r.status == "optimal" and r.objective == omega and r.verified, (n, p, s, h)
+            assert check_clique(g, r.solution, size=omega, maximal=True)
+    # fewer nodes than the frozen-class reasoning on wider dense graphs (measured, not a
+    # theorem: 3 words per bitset, classes of one to four vertices)
+    for n, p, s in [(150, 0.85, 5), (130, 0.9, 6), (130, 0.8, 7)]:
+        g = gnp(n, p, seed=s)
+        res = {b: solve(CliqueProblem(g, bound=b, heuristic="none"), backend="sequential")
+               for b in ("colour", "maxsat", "incmaxsat")}
+        assert len({r.objective for r in res.values()}) == 1, {b: r.objective for b, r in res.items()}
+        assert res["incmaxsat"].nodes < res["maxsat"].nodes < res["colour"].nodes, (
+            n, p, {b: r.nodes for b, r in res.items()})
+
+
+def test_auto_picks_maxsat_only_on_dense_graphs_with_a_large_clique():
+    from problems.clique.model import Graph
+    # complete 8-partite graph, parts of 15: density .88 but ω = 8 -> colour
+    parts = 8
+    edges = [(u, v) for u in range(120) for v in range(u + 1, 120) if u % parts != v % parts]
+    multi = Graph.from_edges(120, edges)
+    assert multi.density() > 0.85
+    assert CliqueProblem(multi).bound == "colour"
+    r = solve(CliqueProblem(multi), backend="sequential")
+    assert r.objective == parts and r.verified
+    assert CliqueProblem(gnp(90, 0.8, seed=3)).bound == "maxsat"
+    assert CliqueProblem(gnp(90, 0.5, seed=3)).bound == "colour"
+    assert CliqueProblem(gnp(90, 0.8, seed=3), heuristic="none").bound == "maxsat"
+    assert CliqueProblem(gnp(90, 0.8, seed=3), mode="decide", k=5).bound == "maxsat"
+
+
 def test_count_maximal_and_count_ignore_the_bound_choice():
     g = gnp(60, 0.4, seed=3)
     want = sum(1 for _ in nx.find_cliques(g.to_networkx()))
