@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-ORDER = ["uts", "comm", "resilience", "clique", "liquid", "hrelation", "commclust", "twolevel",
+ORDER = ["uts", "comm", "setup", "resilience", "clique", "liquid", "hrelation", "commclust", "twolevel",
          "tiers"]
 HERE = os.path.dirname(__file__)
 

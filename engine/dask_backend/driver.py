@@ -97,8 +97,9 @@ LOAD_RETRY_MAX = 8.0
 #: without its teardown); longer than any pause between epochs (WAIT_FOR_WORKERS),
 #: and a worker that dropped it early is just loaded again
 PROBLEM_KEEP_IDLE = 300.0
-#: seconds the client waits for the outcome of a worker that left gracefully
-RETIRE_GRACE = 5.0
+#: seconds the client waits for the outcome of a worker that left gracefully (its
+#: close ends its epoch and sends the outcome: slow on a loaded machine)
+RETIRE_GRACE = 10.0
 
 _registered = weakref.WeakSet()   # clients that have the plugin registered
 
@@ -119,6 +120,17 @@ def live_workers(client, timeout: float = CALL_TIMEOUT) -> list[str]:
     except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
         raise SearchFailed(f"lost the connection to the scheduler ({exc.__class__.__name__})") from None
     return sorted(info["workers"])
+
+
+def running_workers(client, timeout: float = CALL_TIMEOUT) -> list[str]:
+    """The workers that may be dealt to now: present and running (not paused, not
+    closing gracefully: a retiring worker would take rows only to hand them back)."""
+    try:
+        info = _sync(client, lambda: client.scheduler.identity(n_workers=-1), timeout)
+    except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+        raise SearchFailed(f"lost the connection to the scheduler ({exc.__class__.__name__})") from None
+    return sorted(a for a, w in info["workers"].items()
+                  if not isinstance(w, dict) or w.get("status", "running") == "running")
 
 
 def _ask_all(client, addrs, op, timeout, **kwargs) -> dict:
@@ -760,7 +772,7 @@ def _choose_workers(client, suspects: set, cap: int | None, shipper: _Shipper) -
     abort (unless they answer a ping now)."""
     deadline = time.monotonic() + WAIT_FOR_WORKERS
     while True:
-        live = live_workers(client)
+        live = running_workers(client)
         back = [a for a, r in _ask_all(client, [a for a in live if a in suspects], "ping", 1.0,
                                         search_id="", epoch=-1).items()
                 if not isinstance(r, Exception)]

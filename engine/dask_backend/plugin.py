@@ -44,7 +44,7 @@ PLUGIN_NAME = "stealsearch-stealstack"
 #: seconds between two sweeps of the reaper (idle problems, stale hand-overs)
 REAP_INTERVAL = 1.0
 #: seconds a closing worker waits for its running epochs to end before it hands over
-HANDOVER_WAIT = 3.0
+HANDOVER_WAIT = 5.0
 #: seconds a hand-over is kept for the client to fetch
 HANDOVER_KEEP = 120.0
 #: searches remembered as ended (a load that completes after the unload is dropped)
@@ -230,14 +230,14 @@ async def _hand_over(worker) -> None:
 
     for search in mine:
         if search.outcome is None:
-            logger.info("search %s: epoch %d did not end in time to hand over",
+            logger.warning("search %s: epoch %d did not end in time to hand over",
                         search.spec.search_id, search.spec.epoch)
             continue
         others = [a for r, a in enumerate(search.peers) if r != search.rank]
         replies = await asyncio.gather(*(give(search, a) for a in others),
                                        return_exceptions=True)
         if all(isinstance(r, Exception) for r in replies):
-            logger.info("search %s: nobody took the hand-over of epoch %d",
+            logger.warning("search %s: nobody took the hand-over of epoch %d",
                         search.spec.search_id, search.spec.epoch)
 
 
@@ -272,7 +272,7 @@ class StealstackPlugin(WorkerPlugin):
             if worker.status in (Status.closing, Status.closing_gracefully):
                 await _hand_over(worker)
         except Exception as exc:     # the client then rolls the epoch back, as for a loss
-            logger.info("hand-over failed: %r", exc)
+            logger.warning("hand-over failed: %r", exc)
         finally:
             for op in WORKER_OPS + COORDINATOR_OPS + SETUP_OPS:
                 worker.handlers.pop(handler_name(op), None)

@@ -197,7 +197,9 @@ def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
 
     t = threading.Thread(target=retire_once_searching, daemon=True)
     t.start()
-    r = solve(UTSProblem.preset("T1"), client=cluster, checkpoint_every=1.0)
+    # long epochs: the retire lands inside the first one (a retire between two epochs
+    # finds no running epoch to hand over, and that epoch rolls back)
+    r = solve(UTSProblem.preset("T1"), client=cluster, checkpoint_every=3.0)
     t.join(30)
     assert victim in retired
     assert r.status == "exhausted" and r.count == T1
