@@ -409,13 +409,18 @@ LOAD_POLL = 0.005
 def _wait_for_problem(address: str, spec: EpochSpec, key):
     """The search's problem on this worker; the first epoch's task waits for the load
     that the client sent with it (at most ``spec.load_wait`` s, less if stopped).
-    None: not loaded (never, or dropped: the client loads it again) or stopped."""
+    None: not loaded (never, or dropped: the client loads it again) or stopped.
+
+    A stop that ends the epoch as a cut (a peer left gracefully) keeps it waiting: the
+    epoch is committed, so this worker must return its rows as a valid outcome, which
+    needs the problem (its counters); any other stop discards the epoch."""
     deadline = time.monotonic() + spec.load_wait
     while True:
         problem = plugin.problem_of(address, spec.search_id)
         if problem is not None:
             return problem
-        if key in plugin.STOPPED or plugin.ended(address, spec.search_id) \
+        stop = plugin.STOPPED.get(key)
+        if (stop is not None and stop != "cut") or plugin.ended(address, spec.search_id) \
                 or time.monotonic() >= deadline:
             return None
         time.sleep(LOAD_POLL)

@@ -37,6 +37,20 @@ class SlowToLoad(UTSProblem):
         self.__dict__.update(state)
 
 
+class SlowExceptOn(UTSProblem):
+    """A UTS tree that unpickles at once in the process ``fast_pid`` and takes
+    LOAD_DELAY seconds in every other process."""
+
+    def __init__(self, params, fast_pid: int):
+        super().__init__(params)
+        self.fast_pid = fast_pid
+
+    def __setstate__(self, state):
+        if os.getpid() != state["fast_pid"]:
+            time.sleep(LOAD_DELAY)
+        self.__dict__.update(state)
+
+
 class BrokenOnWorkers(UTSProblem):
     """A UTS tree that cannot be unpickled (on a worker)."""
 
@@ -211,3 +225,34 @@ def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
     assert victim not in r.info["last_epoch_workers"]
     assert victim not in driver.live_workers(cluster)
     wait_until(lambda: not _alive(found[victim]), 15, "the retired worker's process ended")
+
+
+def test_a_worker_retired_while_its_peers_still_load_hands_over_too(cluster):
+    """The retiring worker is the only one loaded; the others are still loading when
+    the epoch is ended as a cut: they wait for their load, return their rows untouched
+    and the epoch is committed (no rollback).  Runs after the test above: 2 workers
+    are left (a retired worker does not come back)."""
+    found = pids(cluster)
+    live = sorted(driver.live_workers(cluster))
+    assert len(live) >= 2
+    victim = live[0]
+    retired = {}
+
+    def retire_once_searching():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if cluster.run(running_searches, workers=[victim], on_error="ignore").get(victim):
+                break
+            time.sleep(0.02)
+        retired.update(cluster.retire_workers([victim]))
+
+    t = threading.Thread(target=retire_once_searching, daemon=True)
+    t.start()
+    r = solve(SlowExceptOn(TREE, fast_pid=found[victim]), client=cluster, checkpoint_every=3.0)
+    t.join(30)
+    assert victim in retired
+    assert r.status == "exhausted" and r.count == TREE_COUNT
+    assert r.conservation()["holds"]
+    assert r.recoveries == 0
+    assert [e for e, who in r.info["handovers"] if victim in who], r.info["handovers"]
+    assert victim not in r.info["last_epoch_workers"]
