@@ -61,6 +61,7 @@ ORDER = [
     "comm",
     "resilience",
     "rampup",
+    "setup",
     "clique",
     "liquid",
     "hrelation",

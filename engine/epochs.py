@@ -44,10 +44,14 @@ one).  A committed epoch contributes its counters and its rows together, or noth
 Work lost per failure is bounded by one epoch on every worker
 (``epoch_seconds x workers`` of compute, plus the detection time).
 
-Workers that join are dealt rows at the next epoch (every epoch re-deals); a worker
-that retires gracefully (``retire_workers``) is handled as a loss: the epoch rolls
-back (simple and exact; handing its rows over without a rollback would need a
-hand-off message the stealstack does not have).
+Workers that join are dealt rows at the next epoch (every epoch re-deals), once they
+hold the search's problem (loaded once per search per worker; a worker that dies
+while loading is a lost worker of the epoch it was dealt to).  A worker that leaves
+gracefully (``retire_workers``, a scale-down, SIGTERM) ends its epoch as a cut while
+it closes and hands its outcome to a peer (:mod:`engine.dask_backend.plugin`); the
+others then end theirs, and the epoch is committed like any other (all outcomes in,
+rows conserved) -- no rollback.  If the hand-over does not arrive, or conservation
+fails, the epoch rolls back as for a loss.
 
 Alternatives considered: supervised steals (a victim keeps what it gave until the
 thief's subtree is done, HdpH-RS) lose less work per failure but need a replica of

@@ -4,10 +4,13 @@ Shape of a run (seed 003, ch. 3 and §4.1-4.2), as a sequence of epochs
 (:mod:`engine.epochs` has the argument for exactness across failures):
 
 1. The client expands the root frontier until every worker can get a row: the first
-   cut.
-2. Every epoch deals the last cut over the workers present now (a worker keeps its
-   own rows; rows of lost workers are dealt round-robin, seed §4.1) and submits one
-   long-running task per worker, pinned to it, with only that worker's share.
+   cut.  It pickles the problem once and loads it on each worker by one comm call
+   (unpickled, kernel warmed, before the reply); the search clock starts when the
+   first epoch's workers have replied (:mod:`.plugin`, :mod:`.driver`).
+2. Every epoch deals the last cut over the workers present now that hold the problem
+   (a worker keeps its own rows; rows of lost workers are dealt round-robin, seed
+   §4.1) and submits one long-running task per worker, pinned to it, with only that
+   worker's share and a spec that names the search (not the problem).
 3. Each task (:mod:`.worker`) ``secede``\\ s and runs the search loop: kernel chunks,
    RELEASE / ACQUIRE / STEAL; steals, incumbent updates, credit returns, progress
    reports and stops go worker to worker through comm handlers (:mod:`.plugin`
@@ -19,10 +22,13 @@ Shape of a run (seed 003, ch. 3 and §4.1-4.2), as a sequence of epochs
    and counters (:class:`.wire.EpochOutcome`).  The client (:mod:`.driver`) commits
    them as the next cut (optionally written to disk, :mod:`engine.checkpoint`), or,
    if a worker was lost or stalled, discards the epoch and deals the last cut again.
+   A worker that leaves gracefully hands its outcome over to a peer as it closes: the
+   epoch ends early as a cut and is committed without it (no rollback).
 
 Modules: :mod:`.wire` (message names, typed set-up and outcome), :mod:`.worker`
 (the per-worker search object with its handlers, rank 0's coordinator handlers),
-:mod:`.plugin` (the thin router), :mod:`.driver` (the client).
+:mod:`.plugin` (the router, the problem table and the hand-over of a closing worker),
+:mod:`.driver` (the client).
 """
 from .driver import (DEFAULT_CHECKPOINT_EVERY, PEER_TIMEOUT, first_cut, live_workers,  # noqa: F401
                      run_dask)

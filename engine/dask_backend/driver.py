@@ -1,14 +1,44 @@
 """The client side: run a search as a sequence of epochs, roll back what fails.
 
-Each epoch (:mod:`engine.epochs`): deal the last cut over the workers present now,
-submit one long-running task per worker (pinned to it), watch them (lost workers,
-failed peer calls, stalled workers, Ctrl-C), and either commit what they return as
-the next cut or discard the epoch and deal the last cut again.  The scheduler is
-not on the steal path; every wait here has a timeout.
+Set-up (before the clock): the problem is pickled once and loaded on each worker of
+the first epoch by one comm call per worker (:mod:`.plugin`: unpickled and its kernel
+warmed before the reply).  The first epoch's tasks are submitted at the same time (one
+round trip less per search); each waits on its worker until its load is done, and
+starts its own epoch clock only then.  ``search_seconds`` starts when every load of
+the first epoch has replied, so it never includes kernel-cache loading;
+``result.info`` reports ``setup_seconds`` and the bytes shipped.  Why a comm call and
+not a future: a future tied to a dying worker (``client.scatter(broadcast=True)``, or
+a warm-up task) was seen cancelled epoch after epoch after a SIGKILL; a comm call
+either answers or fails within its timeout.  A worker that dies while loading is a
+lost worker of the first epoch (:mod:`engine.epochs`: the epoch rolls back); a load
+that fails on a live worker aborts the first epoch the same way.  From the second
+epoch on, only loaded workers are dealt to: workers that join later (or were
+restarted) are loaded in the background (on the client's event loop) and dealt to at
+the first epoch after they are warm.
+
+Each epoch (:mod:`engine.epochs`): deal the last cut over the loaded workers present
+now, submit one long-running task per worker (pinned to it; the spec names the search,
+not the problem), watch them (lost workers, failed peer calls, stalled workers,
+Ctrl-C), and either commit what they return as the next cut or discard the epoch and
+deal the last cut again.
+
+A worker that leaves gracefully (``retire_workers``, ``cluster.scale`` down, SIGTERM)
+hands its epoch's outcome to its peers as it closes (:mod:`.plugin`); the client,
+seeing the scheduler report an expected removal (or the worker's own ``closing-worker``
+event), fetches it, ends the epoch on the others as a cut, and commits it: no
+rollback.  The commit is exact for the same reason as any other: every worker ended
+its epoch with ``SharedPortion.close``, and the conservation check (released =
+acquired + stolen + left, stolen = given) must hold, else the epoch is rolled back
+(a steal reply lost in the closing connection would show there).  Peer calls to the
+leaving worker that failed only cost messages that do not carry rows: incumbents
+(pruning only), credits (termination detection, fresh per epoch), progress reports.
+
+The scheduler is not on the steal path; every wait here has a timeout.
 """
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import time
 import uuid
@@ -56,6 +86,20 @@ WAIT_FOR_WORKERS = 60.0
 CALL_TIMEOUT = 10.0
 #: timeout of the plugin's registration (a broadcast that waits for every worker)
 REGISTER_TIMEOUT = 3.0
+#: a load (send, unpickle, kernel warm-up) slower than this, plus the bytes' time at
+#: LOAD_RATE, is given up: the worker is left out and tried again later
+LOAD_TIMEOUT = 60.0
+LOAD_RATE = 20e6
+#: a failed load is retried after this long, doubling up to LOAD_RETRY_MAX
+LOAD_RETRY = 0.25
+LOAD_RETRY_MAX = 8.0
+#: seconds a worker keeps a search's problem that no epoch used (the client vanished
+#: without its teardown); longer than any pause between epochs (WAIT_FOR_WORKERS),
+#: and a worker that dropped it early is just loaded again
+PROBLEM_KEEP_IDLE = 300.0
+#: seconds the client waits for the outcome of a worker that left gracefully (its
+#: close ends its epoch and sends the outcome: slow on a loaded machine)
+RETIRE_GRACE = 10.0
 
 _registered = weakref.WeakSet()   # clients that have the plugin registered
 
@@ -76,6 +120,17 @@ def live_workers(client, timeout: float = CALL_TIMEOUT) -> list[str]:
     except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
         raise SearchFailed(f"lost the connection to the scheduler ({exc.__class__.__name__})") from None
     return sorted(info["workers"])
+
+
+def running_workers(client, timeout: float = CALL_TIMEOUT) -> list[str]:
+    """The workers that may be dealt to now: present and running (not paused, not
+    closing gracefully: a retiring worker would take rows only to hand them back)."""
+    try:
+        info = _sync(client, lambda: client.scheduler.identity(n_workers=-1), timeout)
+    except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+        raise SearchFailed(f"lost the connection to the scheduler ({exc.__class__.__name__})") from None
+    return sorted(a for a, w in info["workers"].items()
+                  if not isinstance(w, dict) or w.get("status", "running") == "running")
 
 
 def _ask_all(client, addrs, op, timeout, **kwargs) -> dict:
@@ -155,7 +210,7 @@ def _recoverable(exc) -> bool:
 class _Epoch:
     """Watching one epoch's tasks."""
 
-    def __init__(self, client, spec: EpochSpec, shares, progress_cb):
+    def __init__(self, client, spec: EpochSpec, shares, progress_cb, poll_cb=None):
         self.client, self.spec, self.peers = client, spec, spec.peers
         key = f"stealsearch-{spec.search_id}-{spec.epoch}"
         self.futures = [client.submit(run_epoch, spec, shares[r], key=f"{key}-{r}",
@@ -163,12 +218,35 @@ class _Epoch:
                         for r, addr in enumerate(self.peers)]
         self.outcomes: dict[int, EpochOutcome] = {}
         self.progress_cb = progress_cb
-        self.t_start = time.monotonic()
+        #: called every poll (the first epoch: watching its loads); a reason to abort,
+        #: or None; it sets ``t_start`` once the loads are done
+        self.poll_cb = poll_cb
+        #: the stall clock; None while the first epoch's loads run (each bounded by its
+        #: own timeout)
+        self.t_start = time.monotonic() if poll_cb is None else None
+        #: workers that lacked the problem (the driver loads them again)
+        self.problem_missing: list[str] = []
+        #: ranks whose worker left gracefully -> when that was seen (their outcome comes
+        #: as a hand-over from a peer)
+        self.retiring: dict[int, float] = {}
+        self._graceful: dict[str, bool] = {}
+        self._cut_sent = False
+
+    def _accept(self, r: int, out: EpochOutcome) -> str | None:
+        """Keep an outcome; a reason to abort, or None."""
+        self.outcomes[r] = out
+        if out.problem_missing:
+            self.problem_missing.append(self.peers[r])
+            return out.failure
+        if out.failure and not (out.failed_peers and
+                                all(self._left_gracefully(p) for p in out.failed_peers)):
+            return out.failure
+        return None
 
     def _collect(self) -> str | None:
         """Gather finished tasks; a reason to abort, or None."""
         for r, f in enumerate(self.futures):
-            if r in self.outcomes or not f.done():
+            if r in self.outcomes or r in self.retiring or not f.done():
                 continue
             if f.status == "error":
                 exc = f.exception(timeout=CALL_TIMEOUT)
@@ -181,14 +259,69 @@ class _Epoch:
                 out = f.result(timeout=CALL_TIMEOUT)
             except Exception as exc:      # its worker died before we fetched the result
                 return f"result of {self.peers[r]} lost ({exc.__class__.__name__})"
-            self.outcomes[r] = out
-            if out.failure:
-                return out.failure
+            why = self._accept(r, out)
+            if why:
+                return why
+        return None
+
+    def _left_gracefully(self, addr: str) -> bool:
+        """Did ``addr`` leave the cluster by closing (retire, scale down, SIGTERM), not by
+        dying?  Asked of the scheduler's event log: an expected removal, or the worker's
+        own "closing-worker" event.  A worker still present has not left."""
+        if addr in self._graceful:
+            return self._graceful[addr]
+        if addr in live_workers(self.client):
+            return False
+        try:
+            events = _sync(self.client, lambda: self.client.scheduler.events(topic=addr),
+                           CALL_TIMEOUT)
+        except Exception:
+            events = ()
+        graceful = any(isinstance(msg, dict) and (
+            msg.get("action") == "closing-worker" or
+            (msg.get("action") == "remove-worker" and msg.get("expected")))
+            for _, msg in events or ())
+        self._graceful[addr] = graceful
+        if graceful and addr in self.peers:
+            r = self.peers.index(addr)
+            if r not in self.outcomes:
+                self.retiring.setdefault(r, time.monotonic())
+        return graceful
+
+    def _fetch_handovers(self, alive: set) -> str | None:
+        """The outcomes of the ranks that left gracefully, from the peers they handed
+        them to; once all are in, the other workers end the epoch as a cut."""
+        wanted = [r for r in self.retiring if r not in self.outcomes]
+        if wanted:
+            holders = [a for a in self.peers if a in alive]
+            for reply in _ask_all(self.client, holders, "handovers", 2.0,
+                                  search_id=self.spec.search_id, epoch=self.spec.epoch).values():
+                if not isinstance(reply, dict):
+                    continue
+                for r, out in (reply.get("outcomes") or {}).items():
+                    if r in wanted and r not in self.outcomes:
+                        why = self._accept(r, out)
+                        if why:
+                            return why
+            wanted = [r for r in wanted if r not in self.outcomes]
+            late = [self.peers[r] for r in wanted
+                    if time.monotonic() - self.retiring[r] > RETIRE_GRACE]
+            if late:
+                return f"worker(s) {', '.join(late)} left without handing their rows over"
+        if not wanted and not self._cut_sent:
+            self._cut_sent = True
+            running = [a for r, a in enumerate(self.peers) if r not in self.outcomes]
+            _ask_all(self.client, running, "stop", 1.0, search_id=self.spec.search_id,
+                     epoch=self.spec.epoch, reason="cut")
         return None
 
     def watch(self, stall_after: float) -> tuple[str, str | None]:
         """Wait for the epoch: ("done", None) or ("abort", why)."""
         while True:
+            if self.poll_cb is not None:
+                why = self.poll_cb(self)
+                if why:
+                    return "abort", why
             why = self._collect()
             if why:
                 return "abort", why
@@ -196,27 +329,47 @@ class _Epoch:
                 return "done", None
             if interrupts.requested():
                 raise KeyboardInterrupt
-            pending = [f for r, f in enumerate(self.futures) if r not in self.outcomes]
+            pending = [f for r, f in enumerate(self.futures)
+                       if r not in self.outcomes and r not in self.retiring]
             try:   # returns as soon as every task is done, at the latest after CLIENT_POLL
-                distributed_wait(pending, timeout=CLIENT_POLL)
+                if pending:
+                    distributed_wait(pending, timeout=CLIENT_POLL)
+                else:
+                    time.sleep(CLIENT_POLL / 2)
             except (TimeoutError, asyncio.TimeoutError):
                 pass
             except Exception as exc:   # tasks cancelled: the scheduler went, or forgot them
                 live_workers(self.client)          # raises SearchFailed if it is gone
                 return "abort", f"tasks cancelled ({exc.__class__.__name__})"
             alive = set(live_workers(self.client))
-            lost = [a for r, a in enumerate(self.peers) if a not in alive and r not in self.outcomes]
+            lost = [a for r, a in enumerate(self.peers)
+                    if a not in alive and r not in self.outcomes and r not in self.retiring]
+            lost = [a for a in lost if not self._left_gracefully(a)]
             if lost:
                 return "abort", f"worker(s) {', '.join(lost)} left"
-            if time.monotonic() - self.t_start > stall_after:
+            if self.retiring:
+                why = self._fetch_handovers(alive)
+                if why:
+                    return "abort", why
+            if self.t_start is not None and time.monotonic() - self.t_start > stall_after:
                 stalled = [a for r, a in enumerate(self.peers) if r not in self.outcomes]
                 return "abort", f"worker(s) {', '.join(stalled)} stalled"
-            if self.progress_cb is not None and 0 not in self.outcomes:
+            if self.progress_cb is not None and 0 not in self.outcomes and 0 not in self.retiring:
                 snap = _ask_all(self.client, [self.peers[0]], "progress", 1.0,
                                 search_id=self.spec.search_id, epoch=self.spec.epoch)
                 snap = snap.get(self.peers[0])
                 if isinstance(snap, dict):
                     self.progress_cb(snap)
+
+    def release(self) -> None:
+        """Cancel the tasks that did not return (a retired worker's, pinned to an
+        address that no longer exists)."""
+        left = [f for r, f in enumerate(self.futures) if not f.done()]
+        if left:
+            try:
+                self.client.cancel(left)
+            except Exception:   # the scheduler may be gone; nothing else holds them
+                pass
 
     def wind_down(self, reason: str, grace: float) -> list[str]:
         """Stop every task of the epoch and wait up to ``grace`` s for those whose worker
@@ -245,12 +398,7 @@ class _Epoch:
         except SearchFailed:
             pass
         missing = [a for r, a in enumerate(self.peers) if r not in self.outcomes]
-        left = [f for r, f in enumerate(self.futures) if r not in self.outcomes]
-        if left:
-            try:
-                self.client.cancel(left)
-            except Exception:   # the scheduler may be gone; nothing else holds them
-                pass
+        self.release()
         return missing
 
 
@@ -296,7 +444,11 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     rows_left_shared = 0
     search_id = uuid.uuid4().hex[:12]
     suspects: set[str] = set()
-    joiners = _Joiners(client, problem, peers)
+    shipper = _Shipper(client, problem, search_id,
+                       keep_idle=PROBLEM_KEEP_IDLE + 2 * every + WAIT_FOR_WORKERS)
+    handovers: list[tuple[int, list[str]]] = []
+    last_peers: list[str] = []
+    setup_seconds = 0.0
     label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
     bar = Progress(progress, desc=label)
     # the /stealsearch page of the dashboard (engine.monitor): snapshots at most every 0.5 s
@@ -307,14 +459,41 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     epoch = 0
     n_used = 0
     t_search = time.perf_counter()
+    clock_started = False
+    loading: list[str] = []       # the first epoch's workers, loaded as it starts
 
     def elapsed():
         return elapsed0 + time.perf_counter() - t_search
+
+    def start_clock(at: float | None = None):
+        nonlocal t_search, setup_seconds, clock_started
+        if not clock_started:
+            clock_started = True
+            t_search = time.perf_counter() if at is None else at
+            setup_seconds = t_search - t_wall
+
+    def first_loads(run: _Epoch) -> str | None:
+        """The first epoch's poll: its loads.  All in: the clock starts (the tasks
+        started theirs as their own load ended).  One failed: abort the epoch."""
+        shipper.harvest()
+        failed = [a for a in loading if a not in shipper.ready and a not in shipper.pending]
+        if failed:
+            return f"loading the problem on {', '.join(failed)} failed"
+        if all(a in shipper.ready for a in loading):
+            start_clock(at=max(shipper.done_at[a] for a in loading))
+            run.t_start, run.poll_cb = time.monotonic(), None
+        return None
 
     try:
         try:
             if problem.mode is Mode.DECIDE and cut.best_value is not None:
                 stop_reason = "found"
+            elif cut.n_rows():
+                # the problem to the first epoch's workers; its tasks go out at once and
+                # wait there for it; the clock starts when every load has replied
+                _register_plugin(client)
+                loading = peers[:cap] if cap else list(peers)
+                shipper.start(loading)
             while stop_reason is None:
                 if interrupts.requested():
                     raise KeyboardInterrupt
@@ -328,28 +507,40 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     stop_reason = "node_limit"
                     break
                 _register_plugin(client)
-                peers = _choose_workers(client, suspects, cap, joiners)
+                if epoch == 0 and loading:
+                    peers = loading
+                else:
+                    peers = _choose_workers(client, suspects, cap, shipper)
+                    start_clock()
                 n_used = max(n_used, len(peers))
+                last_peers = peers
                 epoch += 1
                 spec = EpochSpec(
-                    search_id=search_id, epoch=epoch, problem=problem, peers=peers, policy=policy,
+                    search_id=search_id, epoch=epoch, peers=peers, policy=policy,
                     incumbent=cut.incumbent(problem), epoch_seconds=every,
                     time_left=None if time_limit is None else
                     max(0.0, time_limit - (time.perf_counter() - t_search)),
                     node_limit=None if node_limit is None else node_limit - (cut.nodes - carried),
-                    t_offset=elapsed(), peer_timeout=PEER_TIMEOUT)
+                    t_offset=elapsed(), peer_timeout=PEER_TIMEOUT,
+                    load_wait=shipper.timeout() if epoch == 1 and loading else 0.0)
                 base = cut.nodes
 
                 def show(snap, base=base, peers=peers):
                     best = None if snap["best"] is None else problem.objective_sense * snap["best"]
                     bar.update(base + snap["nodes"], incumbent=best, steals=snap["steals"],
                                workers=len(peers))
+                    local = snap.get("local") or [None] * len(peers)
+                    idle = snap.get("idle") or [None] * len(peers)
                     watch.update({"time": time.time(), "nodes": base + snap["nodes"],
                                   "steals": snap["steals"], "incumbent": best,
-                                  "workers": {a: {"nodes": n, "shared": sh} for a, n, sh in
-                                              zip(peers, snap["per_worker"], snap["shared"])}})
+                                  "idle_workers": sum(1 for i in idle if i),
+                                  "workers": {a: {"nodes": n, "shared": sh, "stack": lo, "idle": i}
+                                              for a, n, sh, lo, i in
+                                              zip(peers, snap["per_worker"], snap["shared"],
+                                                  local, idle)}})
 
-                run = _Epoch(client, spec, deal(cut, peers, codec), show)
+                run = _Epoch(client, spec, deal(cut, peers, codec), show,
+                             poll_cb=first_loads if epoch == 1 and loading else None)
                 stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
                     + PEER_TIMEOUT + ABORT_GRACE
                 try:
@@ -367,6 +558,11 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                         cut = _rolled_back(cut, outs)
                     stop_reason = "interrupted"
                     break
+                for addr in run.problem_missing:
+                    shipper.forget(addr)
+                if verdict == "done" and run.retiring and not _epoch_conserves(
+                        [run.outcomes[r] for r in range(len(peers))]):
+                    verdict, why = "abort", "rows not conserved across a hand-over"
                 if verdict == "abort":
                     missing = run.wind_down("abort", ABORT_GRACE)
                     suspects.update(missing)
@@ -380,6 +576,11 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                         stop_reason = "found"
                     continue
                 aborts_in_row = 0
+                run.release()
+                if run.retiring:
+                    handovers.append((epoch, sorted(peers[r] for r in run.retiring)))
+                    logger.info("epoch %d: %s left gracefully; their rows were handed over",
+                                epoch, ", ".join(peers[r] for r in run.retiring))
                 outs = [run.outcomes[r] for r in range(len(peers))]
                 if not _epoch_conserves(outs):
                     raise SearchFailed("row conservation violated in an epoch (a protocol bug)")
@@ -407,8 +608,18 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
         bar.close()
         watch.close("interrupted" if stop_reason in ("interrupted", "time_limit", "node_limit")
                     else "done" if stop_reason is not None else "failed")
+        if not clock_started and loading:
+            try:    # a short first epoch can end before its loads' replies were read
+                shipper.harvest()
+            except SearchFailed:
+                pass
+            if all(a in shipper.ready for a in loading):
+                start_clock(at=max(shipper.done_at[a] for a in loading))
+        start_clock()      # (ended before every load was in: all of it was set-up)
         search_seconds = time.perf_counter() - t_search
-        try:   # fire and forget: a stalled worker must not hold us; epochs end by themselves
+        shipper.close()
+        try:   # fire and forget: a stalled worker must not hold us; epochs end by themselves,
+            # and a problem nobody unloaded is dropped by its worker after keep_idle seconds
             client.run(stop_searches, search_id, "teardown", wait=False)
         except Exception:   # the scheduler is gone: every epoch ends by itself anyway
             pass
@@ -425,7 +636,9 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
         wall_seconds=time.perf_counter() - t_wall, search_seconds=search_seconds,
         policy=policy.as_dict(),
         info={"rows_left_shared": rows_left_shared, "setup_nodes": setup_nodes,
-              "carried_nodes": carried, "rows_left": cut.n_rows()})
+              "carried_nodes": carried, "rows_left": cut.n_rows(),
+              "setup_seconds": setup_seconds, **shipper.figures(),
+              "handovers": handovers, "last_epoch_workers": list(last_peers)})
     result.epochs, result.recoveries, result.nodes_redone = cut.epochs, cut.recoveries, cut.nodes_redone
     if writer is not None:
         result.checkpoint = str(writer.dir)
@@ -454,51 +667,130 @@ def _rolled_back(cut: Cut, outs) -> Cut:
     return cut
 
 
-def _warm(problem):
-    """Load the kernel on a worker that joined (numba reads its cache: ~1-2 s), so that
-    it does not hold up the epoch it joins."""
-    make_stack(problem).run(0, int(problem.initial_incumbent()))
-    return True
+class _Shipper:
+    """The search's problem, pickled once, loaded once on each worker that is dealt to.
+
+    Loads are comm calls run on the client's event loop (``stealsearch_load``, see
+    :mod:`.plugin`), each bounded by a timeout; a worker is ``ready`` once it replied
+    (problem unpickled, kernel warm).  A failed load (the worker died, stalled, or has
+    not got the plugin yet) leaves the worker out and is retried after a back-off; a
+    load the worker refused (the problem cannot be unpickled or run there) fails the
+    search."""
+
+    def __init__(self, client, problem, search_id: str, keep_idle: float):
+        self.client, self.problem, self.search_id = client, problem, search_id
+        self.keep_idle = float(keep_idle)
+        self.blob: bytes | None = None
+        self.ready: set[str] = set()
+        self.pending: dict[str, concurrent.futures.Future] = {}
+        self.retry: dict[str, tuple[float, float]] = {}     # addr -> (not before, back-off)
+        self.sent = 0
+        self.done_at: dict[str, float] = {}      # addr -> when its load replied (perf_counter)
+        self.last_failure: dict[str, str] = {}    # addr -> why its last load failed
+        self.pickle_seconds = 0.0
+        self.load_seconds: list[float] = []    # per load that unpickled (worker side)
+
+    def _bytes(self) -> bytes:
+        if self.blob is None:
+            from distributed.protocol.pickle import dumps
+
+            t0 = time.perf_counter()
+            self.blob = dumps(self.problem)
+            self.pickle_seconds = time.perf_counter() - t0
+        return self.blob
+
+    async def _load(self, addr: str, blob: bytes, timeout: float):
+        from distributed.protocol import to_serialize
+
+        reply = await asyncio.wait_for(self.client.rpc(addr).stealsearch_load(
+            search_id=self.search_id, blob=to_serialize(blob), keep_idle=self.keep_idle),
+            timeout)
+        return reply, time.perf_counter()
+
+    def start(self, addrs) -> None:
+        """Start loading on each of ``addrs`` that is neither loaded nor loading."""
+        now = time.monotonic()
+        for a in addrs:
+            if a in self.ready or a in self.pending or self.retry.get(a, (0, 0))[0] > now:
+                continue
+            self.pending[a] = asyncio.run_coroutine_threadsafe(
+                self._load(a, self._bytes(), self.timeout()), self.client.loop.asyncio_loop)
+            self.sent += 1
+
+    def timeout(self) -> float:
+        """Seconds a load may take (send, unpickle, warm-up)."""
+        return LOAD_TIMEOUT + len(self._bytes()) / LOAD_RATE
+
+    def harvest(self) -> None:
+        for a, f in list(self.pending.items()):
+            if not f.done():
+                continue
+            del self.pending[a]
+            try:
+                reply, self.done_at[a] = f.result()
+            except BaseException as exc:    # lost, stalled, or no plugin yet: later
+                back = min(LOAD_RETRY_MAX, 2 * self.retry.get(a, (0, LOAD_RETRY / 2))[1])
+                self.retry[a] = (time.monotonic() + back, back)
+                self.last_failure[a] = repr(exc)
+                logger.info("loading the problem on %s failed (%r); retrying in %.2f s",
+                            a, exc, back)
+                continue
+            if isinstance(reply, dict) and reply.get("status") == "error":
+                raise SearchFailed(f"the problem cannot be loaded on {a}: {reply['message']}")
+            self.retry.pop(a, None)
+            self.ready.add(a)
+            if isinstance(reply, dict) and reply.get("loaded"):
+                self.load_seconds.append(float(reply.get("seconds", 0.0)))
+
+    def forget(self, addr: str) -> None:
+        """``addr`` lacked the problem at its epoch: load it again before dealing to it."""
+        self.ready.discard(addr)
+
+    def wait(self, timeout: float) -> None:
+        """Until one pending load ends, at most ``timeout`` s."""
+        if self.pending:
+            concurrent.futures.wait(list(self.pending.values()), timeout=timeout,
+                                    return_when=concurrent.futures.FIRST_COMPLETED)
+        else:
+            time.sleep(timeout)
+
+    def close(self) -> None:
+        for f in self.pending.values():
+            f.cancel()
+        self.pending.clear()
+
+    def figures(self) -> dict:
+        n = len(self.blob) if self.blob is not None else 0
+        return {"problem_bytes": n, "problem_loads": self.sent, "bytes_shipped": n * self.sent,
+                "pickle_seconds": self.pickle_seconds,
+                "load_seconds_max": max(self.load_seconds, default=0.0)}
 
 
-class _Joiners:
-    """Workers that appeared after the search started: warmed up first, then dealt to."""
-
-    def __init__(self, client, problem, initial):
-        self.client, self.problem = client, problem
-        self.ready = set(initial)
-        self.warming: dict = {}
-
-    def filter(self, live: list[str]) -> list[str]:
-        for a in live:
-            if a not in self.ready and a not in self.warming:
-                self.warming[a] = self.client.submit(
-                    _warm, self.problem, workers=[a], allow_other_workers=False, pure=False,
-                    key=f"stealsearch-warm-{uuid.uuid4().hex[:12]}")
-        for a, f in list(self.warming.items()):
-            if f.done():
-                del self.warming[a]
-                if f.status == "finished":
-                    self.ready.add(a)
-            elif a not in live:
-                f.cancel()
-                del self.warming[a]
-        return [a for a in live if a in self.ready]
-
-
-def _choose_workers(client, suspects: set, cap: int | None, joiners: _Joiners) -> list[str]:
-    """The workers of the next epoch: live ones (joiners once warm), less those that did
-    not answer the last abort (unless they answer a ping now)."""
+def _choose_workers(client, suspects: set, cap: int | None, shipper: _Shipper) -> list[str]:
+    """The workers of the next epoch: live ones that hold the problem (others are loaded
+    in the background and join once warm), less those that did not answer the last
+    abort (unless they answer a ping now)."""
     deadline = time.monotonic() + WAIT_FOR_WORKERS
     while True:
-        live = live_workers(client)
+        live = running_workers(client)
         back = [a for a, r in _ask_all(client, [a for a in live if a in suspects], "ping", 1.0,
                                         search_id="", epoch=-1).items()
                 if not isinstance(r, Exception)]
         suspects.difference_update(back)
-        peers = [a for a in joiners.filter(live) if a not in suspects]
-        if peers:
-            return peers[:cap] if cap else peers
+        candidates = [a for a in live if a not in suspects]
+        shipper.harvest()
+        ready = [a for a in candidates if a in shipper.ready]
+        if cap is None:
+            shipper.start(candidates)
+        else:       # load only as many as the cap can use
+            loading = sum(1 for a in candidates if a in shipper.pending)
+            more = [a for a in candidates if a not in shipper.ready and a not in shipper.pending]
+            shipper.start(more[:max(0, cap - len(ready) - loading)])
+        if ready:
+            return ready[:cap] if cap else ready
         if time.monotonic() > deadline:
-            raise SearchFailed(f"no responsive worker left after {WAIT_FOR_WORKERS:.0f} s")
-        time.sleep(0.25)
+            why = "; ".join(f"{a}: {shipper.last_failure[a]}" for a in candidates
+                            if a in shipper.last_failure)
+            raise SearchFailed(f"no responsive worker left after {WAIT_FOR_WORKERS:.0f} s"
+                               + (f" (loading the problem failed: {why})" if why else ""))
+        shipper.wait(0.25)

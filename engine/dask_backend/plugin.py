@@ -1,23 +1,100 @@
-"""The thin router: one comm handler per message name, dispatching to the search
-object of the (search, epoch) the message names.
+"""The worker side's tables and handlers: the router of the search messages, the
+problem table of the set-up path, and the hand-over of a worker that leaves gracefully.
 
-The table of running searches is module-global on each worker, so re-registering
-the plugin never drops a running search; the plugin is registered once per client.
+Router: one comm handler per message name, dispatching to the search object of the
+(search, epoch) the message names.
+
+Set-up (``stealsearch_load``): the client pickles the problem once per search and
+sends the same bytes to each worker once, with a plain comm call (no future, no task:
+a future tied to a dying worker was what made earlier attempts flaky).  The handler
+unpickles it and runs the kernel once (numba loads its cache: ~1-2 s on a fresh
+process, nothing on a warm one), in a thread so the worker's event loop keeps serving,
+and replies only then: the client starts its clock when every worker of the first
+epoch has replied.  The problem then stays in :data:`PROBLEMS`, keyed by (worker,
+search), until the client's teardown unloads it, or, if the client went away, until
+it has not been used by any epoch for the ``keep_idle`` seconds the client asked for
+(a periodic reaper): an external cluster never keeps a dead client's problem.  A worker
+that lacks it when an epoch arrives answers ``problem_missing`` and is loaded again.
+
+Graceful leave: when a worker closes (``retire_workers``, ``cluster.scale`` down, a
+SIGTERM), the plugin's ``teardown`` runs while the worker can still talk: it ends its
+running epochs as a cut (the same code path as the epoch's own clock) and hands each
+outcome over to the epoch's other peers (``stealsearch_handover``), from whom the
+client fetches it (``stealsearch_handovers``).  The task's own result cannot be used:
+the scheduler forgets a retiring worker before it closes.
+
+The tables are module-global on each worker (keyed by the worker's address, since
+workers of one process share them), so re-registering the plugin never drops a
+running search; the plugin is registered once per client.
 """
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from .wire import COORDINATOR_OPS, GONE, WORKER_OPS, handler_name
+from .wire import COORDINATOR_OPS, GONE, SETUP_OPS, WORKER_OPS, handler_name
+
+logger = logging.getLogger("stealsearch")
 
 PLUGIN_NAME = "stealsearch-stealstack"
+#: seconds between two sweeps of the reaper (idle problems, stale hand-overs)
+REAP_INTERVAL = 1.0
+#: seconds a closing worker waits for its running epochs to end before it hands over
+HANDOVER_WAIT = 5.0
+#: seconds a hand-over is kept for the client to fetch
+HANDOVER_KEEP = 120.0
+#: searches remembered as ended (a load that completes after the unload is dropped)
+ENDED_KEEP = 256
 
 # (worker address, search id, epoch) -> WorkerSearch
 SEARCHES: dict[tuple[str, str, int], object] = {}
 
 
+@dataclass
+class LoadedProblem:
+    """A search's problem on one worker, and when an epoch last used it."""
+
+    problem: object
+    keep_idle: float
+    last_used: float = field(default_factory=time.monotonic)
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+
+# (worker address, search id) -> the problem of that search
+PROBLEMS: dict[tuple[str, str], LoadedProblem] = {}
+# (worker address, search id) -> the load under way (concurrent loads share it)
+_LOADING: dict[tuple[str, str], asyncio.Future] = {}
+# worker address -> problems it unpickled (a test checks: once per search per worker)
+LOADS: dict[str, int] = {}
+# (worker address, search id): searches whose client ended them
+_ENDED: dict[tuple[str, str], float] = {}
+# (worker address, search id, epoch) -> {rank: EpochOutcome} handed over by leaving peers
+HANDOVERS: dict[tuple[str, str, int], dict] = {}
+_HANDOVER_TIMES: dict[tuple[str, str, int], float] = {}
+
+
 def lookup(worker, search_id, epoch):
     return SEARCHES.get((worker.address, search_id, int(epoch)))
+
+
+def ended(address: str, search_id: str) -> bool:
+    """Has the client ended ``search_id`` on this worker (its teardown arrived)?"""
+    return (address, search_id) in _ENDED
+
+
+def problem_of(address: str, search_id: str):
+    """The problem of ``search_id`` on this worker (touched), or None if not loaded."""
+    entry = PROBLEMS.get((address, search_id))
+    if entry is None:
+        return None
+    entry.touch()
+    return entry.problem
 
 
 # (worker address, search id, epoch) -> reason: stops that arrived before the epoch's
@@ -47,8 +124,126 @@ def _coordinator_handler(worker, op):
     return handler
 
 
+# -- the set-up path -------------------------------------------------------------------------
+def _unpickle_and_warm(blob) -> tuple[object, float]:
+    """Runs in a thread: the problem from its bytes, and its kernel run once (numba
+    reads its on-disk cache the first time a process runs a kernel class)."""
+    from distributed.protocol.pickle import loads
+
+    from ..stack import make_stack
+
+    t0 = time.perf_counter()
+    problem = loads(blob)
+    make_stack(problem).run(0, int(problem.initial_incumbent()))
+    return problem, time.perf_counter() - t0
+
+
+def _setup_handlers(worker) -> dict:
+    async def load(search_id, blob, keep_idle):
+        key = (worker.address, search_id)
+        if key in PROBLEMS:
+            PROBLEMS[key].touch()
+            return {"status": "ok", "loaded": False, "seconds": 0.0}
+        task = _LOADING.get(key)
+        if task is None:
+            task = _LOADING[key] = asyncio.ensure_future(
+                asyncio.get_running_loop().run_in_executor(None, _unpickle_and_warm, blob))
+        try:
+            problem, seconds = await asyncio.shield(task)
+        except Exception as exc:       # a problem that cannot load here: the client fails
+            return {"status": "error", "message": f"{exc.__class__.__name__}: {exc}"}
+        finally:
+            if task.done():
+                _LOADING.pop(key, None)
+        if key not in PROBLEMS and key not in _ENDED:
+            PROBLEMS[key] = LoadedProblem(problem, float(keep_idle))
+            LOADS[worker.address] = LOADS.get(worker.address, 0) + 1
+        return {"status": "ok", "loaded": True, "seconds": seconds}
+
+    def unload(search_id):
+        _end(worker.address, search_id)
+        return "ok"
+
+    def handover(search_id, epoch, rank, outcome):
+        key = (worker.address, search_id, int(epoch))
+        HANDOVERS.setdefault(key, {})[int(rank)] = outcome
+        _HANDOVER_TIMES[key] = time.monotonic()
+        return "ok"
+
+    def handovers(search_id, epoch):
+        from distributed.protocol import to_serialize
+
+        return {"outcomes": to_serialize(HANDOVERS.get((worker.address, search_id, int(epoch)),
+                                                       {}))}
+
+    return {"load": load, "unload": unload, "handover": handover, "handovers": handovers}
+
+
+def _end(address: str, search_id: str) -> None:
+    """Forget a search on this worker: its problem and its hand-overs."""
+    PROBLEMS.pop((address, search_id), None)
+    _ENDED[(address, search_id)] = time.monotonic()
+    while len(_ENDED) > ENDED_KEEP:
+        _ENDED.pop(next(iter(_ENDED)))
+    for key in [k for k in HANDOVERS if k[0] == address and k[1] == search_id]:
+        HANDOVERS.pop(key, None)
+        _HANDOVER_TIMES.pop(key, None)
+
+
+def reap(address: str) -> None:
+    """Drop problems no epoch used for their ``keep_idle`` seconds (the client went
+    away without its teardown) and hand-overs nobody fetched."""
+    now = time.monotonic()
+    running = {k[1] for k in SEARCHES if k[0] == address}
+    for (addr, sid), entry in list(PROBLEMS.items()):
+        if addr == address and sid not in running and now - entry.last_used > entry.keep_idle:
+            logger.info("dropping the problem of search %s: idle for %.0f s", sid,
+                        now - entry.last_used)
+            PROBLEMS.pop((addr, sid), None)
+    for key, t in list(_HANDOVER_TIMES.items()):
+        if key[0] == address and now - t > HANDOVER_KEEP:
+            HANDOVERS.pop(key, None)
+            _HANDOVER_TIMES.pop(key, None)
+
+
+async def _hand_over(worker) -> None:
+    """End this worker's running epochs as a cut and give their outcomes to peers."""
+    mine = [s for k, s in list(SEARCHES.items()) if k[0] == worker.address]
+    if not mine:
+        return
+    for search in mine:
+        search.handle_stop("cut")
+    loop = asyncio.get_running_loop()
+    deadline = time.monotonic() + HANDOVER_WAIT
+    for search in mine:
+        left = max(0.0, deadline - time.monotonic())
+        # the search thread needs this loop for its calls: wait for it off the loop
+        await loop.run_in_executor(None, search.finished.wait, left)
+
+    async def give(search, peer):
+        from distributed.protocol import to_serialize
+
+        spec = search.spec
+        await asyncio.wait_for(worker.rpc(peer).stealsearch_handover(
+            search_id=spec.search_id, epoch=spec.epoch, rank=search.rank,
+            outcome=to_serialize(search.outcome)), spec.peer_timeout)
+
+    for search in mine:
+        if search.outcome is None:
+            logger.warning("search %s: epoch %d did not end in time to hand over",
+                        search.spec.search_id, search.spec.epoch)
+            continue
+        others = [a for r, a in enumerate(search.peers) if r != search.rank]
+        replies = await asyncio.gather(*(give(search, a) for a in others),
+                                       return_exceptions=True)
+        if all(isinstance(r, Exception) for r in replies):
+            logger.warning("search %s: nobody took the hand-over of epoch %d",
+                        search.spec.search_id, search.spec.epoch)
+
+
 class StealstackPlugin(WorkerPlugin):
-    """Registers the stealstack's comm handlers on a worker."""
+    """Registers the stealstack's comm handlers on a worker, the reaper of idle
+    problems, and the hand-over on a graceful close."""
 
     name = PLUGIN_NAME
     #: registering it again (another search from the same client, a second client)
@@ -56,17 +251,55 @@ class StealstackPlugin(WorkerPlugin):
     idempotent = True
 
     def setup(self, worker):
+        from tornado.ioloop import PeriodicCallback
+
         for op in WORKER_OPS:
             worker.handlers[handler_name(op)] = _worker_handler(worker, op)
         for op in COORDINATOR_OPS:
             worker.handlers[handler_name(op)] = _coordinator_handler(worker, op)
+        for op, fn in _setup_handlers(worker).items():
+            assert op in SETUP_OPS
+            worker.handlers[handler_name(op)] = fn
+        address = worker.address
+        reaper = PeriodicCallback(lambda: reap(address), REAP_INTERVAL * 1000)
+        worker.periodic_callbacks["stealsearch-reaper"] = reaper
+        reaper.start()
 
-    def teardown(self, worker):
-        for op in WORKER_OPS + COORDINATOR_OPS:
-            worker.handlers.pop(handler_name(op), None)
+    async def teardown(self, worker):
+        from distributed.core import Status
+
+        try:
+            if worker.status in (Status.closing, Status.closing_gracefully):
+                await _hand_over(worker)
+        except Exception as exc:     # the client then rolls the epoch back, as for a loss
+            logger.warning("hand-over failed: %r", exc)
+        finally:
+            for op in WORKER_OPS + COORDINATOR_OPS + SETUP_OPS:
+                worker.handlers.pop(handler_name(op), None)
+            reaper = worker.periodic_callbacks.pop("stealsearch-reaper", None)
+            if reaper is not None:
+                reaper.stop()
+            for key in [k for k in PROBLEMS if k[0] == worker.address]:
+                PROBLEMS.pop(key, None)
 
 
 def running_searches(dask_worker=None) -> int:
     """Epochs of searches running on this worker now (``client.run`` it to check that
     nothing is left after a search; orphans would show here)."""
     return sum(1 for key in SEARCHES if key[0] == dask_worker.address)
+
+
+def loaded_problems(dask_worker=None) -> list[str]:
+    """Searches whose problem this worker holds now (``client.run`` it: nothing may be
+    left after a search's teardown)."""
+    return sorted(sid for addr, sid in PROBLEMS if addr == dask_worker.address)
+
+
+def loads_under_way(dask_worker=None) -> int:
+    """Loads this worker is unpickling or warming now."""
+    return sum(1 for key in _LOADING if key[0] == dask_worker.address)
+
+
+def load_count(dask_worker=None) -> int:
+    """Problems this worker has unpickled since it started."""
+    return LOADS.get(dask_worker.address, 0)

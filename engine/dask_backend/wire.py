@@ -3,6 +3,10 @@
 Every message names its search and its epoch (``search_id``, ``epoch``); a worker
 serves only the epoch it is running, so a message of an aborted epoch finds nobody
 and is answered ``GONE`` (see :mod:`engine.epochs`).
+
+The problem does not travel with an epoch: it is pickled once per search in the
+client and loaded once per worker (``stealsearch_load``, :mod:`.plugin`); an
+:class:`EpochSpec` names the search, and a worker finds the problem in its table.
 """
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..policy import StealPolicy
-from ..problem import Problem
 from ..result import WorkerStats
 
 #: handlers served by every worker's search object (``WorkerSearch.handle_<op>``)
@@ -19,6 +22,9 @@ WORKER_OPS = ("steal", "incumbent", "stop", "ping")
 #: handlers served by rank 0's coordinator (``CoordinatorEndpoint.handle_<op>``)
 COORDINATOR_OPS = ("credit", "report", "request_stop", "progress")
 PREFIX = "stealsearch_"
+
+#: handlers of the set-up path, served by the plugin itself (no search object needed)
+SETUP_OPS = ("load", "unload", "handover", "handovers")
 
 #: reply of a handler whose (search, epoch) is not (or no longer) on this worker
 GONE = "gone"
@@ -30,11 +36,11 @@ def handler_name(op: str) -> str:
 
 @dataclass
 class EpochSpec:
-    """Everything a worker needs to run one epoch (its own rows travel beside it)."""
+    """Everything a worker needs to run one epoch besides the problem (loaded once per
+    search, found by ``search_id``) and its own rows (which travel beside it)."""
 
     search_id: str
     epoch: int
-    problem: Problem
     peers: list[str]
     policy: StealPolicy
     incumbent: int
@@ -43,6 +49,9 @@ class EpochSpec:
     node_limit: int | None          # nodes this epoch may expand (all workers together)
     t_offset: float                 # search seconds before this epoch (for histories)
     peer_timeout: float             # a peer call slower than this aborts the epoch
+    #: seconds the task may wait on its worker for the search's problem to be loaded
+    #: (the first epoch, whose tasks go out with the loads); 0: it must be there
+    load_wait: float = 0.0
 
 
 @dataclass
@@ -59,5 +68,11 @@ class EpochOutcome:
     stats: WorkerStats
     rows_left_shared: int           # rows its shared portion still held (conservation)
     stop_reason: str | None         # cut, exhausted, found, time_limit, node_limit, ...
-    failure: str | None             # a peer call that failed: the epoch must be aborted
+    failure: str | None             # why the epoch cannot be committed as it stands
     coordinator: dict | None = field(default=None)   # rank 0: the coordinator's snapshot
+    #: the peers (addresses) whose calls failed, when only peer calls failed; a retired
+    #: peer that handed its outcome over explains such a failure (see the driver)
+    failed_peers: tuple = ()
+    #: the worker did not hold the search's problem (it joined, restarted, or dropped an
+    #: idle entry): the client loads it again before dealing to it
+    problem_missing: bool = False

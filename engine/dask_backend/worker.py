@@ -6,7 +6,8 @@ portion when empty, FINDWORK/STEAL from peers when both are empty.  The loop end
 itself when the epoch's time is up (a cut), at a limit, or on a stop message, and
 returns an :class:`EpochOutcome`; the search object is then dropped from the
 worker's table, so nothing outlives the epoch (a search whose client went away stops
-within one epoch on every worker).
+within one epoch on every worker).  The problem is not in the epoch's spec: the
+worker finds it in its problem table (:mod:`.plugin`), loaded once per search.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import logging
 import threading
 import time
 
+import numpy as np
 
 from ..outcome import improve
 from ..problem import IMPROVED, Mode
@@ -39,10 +41,10 @@ NOT_READY = "not-ready"
 class WorkerSearch:
     """One epoch of one search on one worker."""
 
-    def __init__(self, worker, spec: EpochSpec, rank: int, rows):
+    def __init__(self, worker, spec: EpochSpec, rank: int, rows, problem):
         self.worker = worker
         self.spec = spec
-        self.problem = spec.problem
+        self.problem = problem
         self.rank = rank
         self.peers = spec.peers
         self.policy = spec.policy
@@ -58,6 +60,13 @@ class WorkerSearch:
         self.history: list[tuple[float, int]] = []
         self.stats = WorkerStats(worker=worker.address, rows_dealt=len(rows))
         self.failure: str | None = None
+        # the peers whose calls failed; a failure of anything else is not explained by
+        # a peer that left gracefully (the driver's hand-over path)
+        self.failed_peers: set[str] = set()
+        self.failed_otherwise = False
+        # set once run() has built its outcome (a closing worker hands it over)
+        self.finished = threading.Event()
+        self.outcome: EpochOutcome | None = None
         self.endpoint = None
         if rank == 0:
             self.endpoint = CoordinatorEndpoint(self, Coordinator(len(self.peers), spec.node_limit))
@@ -95,9 +104,13 @@ class WorkerSearch:
         return "ok"
 
     # -- messaging from the search thread -----------------------------------------------
-    def _fail(self, what: str) -> None:
+    def _fail(self, what: str, peer: int | None = None) -> None:
         if self.failure is None:
             self.failure = what
+        if peer is None or peer == self.rank:
+            self.failed_otherwise = True
+        else:
+            self.failed_peers.add(self.peers[peer])
         self.stop_event.set()
 
     def _call(self, to: int, op: str, **kwargs):
@@ -142,7 +155,7 @@ class WorkerSearch:
                         on_reply(reply)
                     return
             except Exception as exc:
-                self._fail(f"{op} to {self.peers[to]} failed: {exc!r}")
+                self._fail(f"{op} to {self.peers[to]} failed: {exc!r}", to)
 
         self.worker.loop.add_callback(send)
 
@@ -225,7 +238,7 @@ class WorkerSearch:
             try:
                 reply = self._call(victim, "steal", k=self.policy.k, half=self.policy.steal_half)
             except Exception as exc:
-                self._fail(f"steal from {self.peers[victim]} failed: {exc!r}")
+                self._fail(f"steal from {self.peers[victim]} failed: {exc!r}", victim)
                 return False
             if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
                 continue
@@ -267,9 +280,11 @@ class WorkerSearch:
                 self.applied_seq = seq
                 self.grant = int(reply["grant"])
 
+        local, shared = len(self.stack), len(self.shared)
         self._post(0, "report", on_reply=on_reply, retry_not_ready=force, rank=self.rank,
-                   nodes=self.stack.nodes, shared=len(self.shared),
-                   steals=self.stats.steals_succeeded, best=self.best_value, seq=seq, idle=idle)
+                   nodes=self.stack.nodes, shared=shared,
+                   steals=self.stats.steals_succeeded, best=self.best_value, seq=seq, idle=idle,
+                   local=local, looking=local == 0 and shared == 0)
 
     def _final(self) -> EpochOutcome:
         st, sh = self.stats, self.shared
@@ -287,15 +302,24 @@ class WorkerSearch:
             best_buffer=self.best_buffer, history=self.history, stats=st,
             rows_left_shared=len(left_shared), stop_reason=self.stop_reason,
             failure=self.failure,
-            coordinator=None if self.endpoint is None else self.endpoint.coordinator.snapshot())
+            coordinator=None if self.endpoint is None else self.endpoint.coordinator.snapshot(),
+            failed_peers=() if self.failed_otherwise else tuple(sorted(self.failed_peers)))
 
 
 class CoordinatorEndpoint:
-    """Rank 0's coordinator handlers: credit, progress reports, stop requests."""
+    """Rank 0's coordinator handlers: credit, progress reports, stop requests.
+
+    Besides the coordinator's figures, it keeps for the dashboard each worker's local
+    stack size and whether it is looking for work (no local and no shared rows), as
+    of its last report: the progress snapshot's ``local`` and ``idle`` lists."""
 
     def __init__(self, search: WorkerSearch, coordinator: Coordinator):
         self.search = search
         self.coordinator = coordinator
+        n = coordinator.n
+        self.local = [0] * n
+        self.idle = [False] * n
+        self.shown_seq = [0] * n
 
     def handle_credit(self, exponent):
         if self.coordinator.add_credit(int(exponent)):
@@ -307,17 +331,23 @@ class CoordinatorEndpoint:
             return self._broadcast_stop(reason)
         return "ok"
 
-    def handle_report(self, rank, nodes, shared, steals, best, seq=0, idle=False):
+    def handle_report(self, rank, nodes, shared, steals, best, seq=0, idle=False,
+                      local=0, looking=False):
         c = self.coordinator
-        stop, grant = c.report(int(rank), int(nodes), int(shared), int(steals), best,
-                               int(seq), bool(idle))
+        rank, seq = int(rank), int(seq)
+        stop, grant = c.report(rank, int(nodes), int(shared), int(steals), best, seq, bool(idle))
+        if not seq or seq > self.shown_seq[rank]:     # a late report must not win
+            self.shown_seq[rank] = seq
+            self.local[rank], self.idle[rank] = int(local), bool(looking)
         reply = {"shared": list(c.shared_sizes), "stop": c.stop_reason, "grant": grant}
         if stop:
             return self._then(self._broadcast_stop(c.stop_reason), reply)
         return reply
 
     def handle_progress(self):
-        return self.coordinator.snapshot()
+        snap = self.coordinator.snapshot()
+        snap["local"], snap["idle"] = list(self.local), list(self.idle)
+        return snap
 
     async def _then(self, coro, value):
         await coro
@@ -346,23 +376,62 @@ def run_epoch(spec: EpochSpec, rows) -> EpochOutcome:
     worker = get_worker()
     rank = spec.peers.index(worker.address)
     key = (worker.address, spec.search_id, spec.epoch)
-    search = WorkerSearch(worker, spec, rank, rows)
+    secede()   # a long-running task must not hold the worker's only thread slot
+    problem = _wait_for_problem(worker.address, spec, key)
+    if problem is None:
+        stopped = plugin.STOPPED.pop(key, None) is not None
+        return EpochOutcome(
+            rank=rank, address=worker.address, rows=rows, counters=np.zeros(1, np.int64),
+            best_value=None, best_buffer=None, history=[],
+            stats=WorkerStats(worker=worker.address), rows_left_shared=0, stop_reason=None,
+            failure=f"stopped while loading the problem on {worker.address}" if stopped else
+            f"the problem of search {spec.search_id} is not loaded on {worker.address}",
+            problem_missing=not stopped)
+    search = WorkerSearch(worker, spec, rank, rows, problem)
     plugin.SEARCHES[key] = search
     early = plugin.STOPPED.pop(key, None)
     if early is not None:       # stopped before it started: return the rows untouched
         search.handle_stop(early)
-    secede()   # a long-running task must not hold the worker's only thread slot
     try:
-        return search.run()
+        search.outcome = search.run()
+        return search.outcome
     finally:
         search.stop_event.set()
+        search.finished.set()
         plugin.SEARCHES.pop(key, None)
+        plugin.problem_of(worker.address, spec.search_id)     # used until now
+
+
+#: how often a first-epoch task looks for its problem while the load runs
+LOAD_POLL = 0.005
+
+
+def _wait_for_problem(address: str, spec: EpochSpec, key):
+    """The search's problem on this worker; the first epoch's task waits for the load
+    that the client sent with it (at most ``spec.load_wait`` s, less if stopped).
+    None: not loaded (never, or dropped: the client loads it again) or stopped.
+
+    A stop that ends the epoch as a cut (a peer left gracefully) keeps it waiting: the
+    epoch is committed, so this worker must return its rows as a valid outcome, which
+    needs the problem (its counters); any other stop discards the epoch."""
+    deadline = time.monotonic() + spec.load_wait
+    while True:
+        problem = plugin.problem_of(address, spec.search_id)
+        if problem is not None:
+            return problem
+        stop = plugin.STOPPED.get(key)
+        if (stop is not None and stop != "cut") or plugin.ended(address, spec.search_id) \
+                or time.monotonic() >= deadline:
+            return None
+        time.sleep(LOAD_POLL)
 
 
 async def stop_searches(search_id, reason, dask_worker=None):
-    """Stop every epoch of ``search_id`` on this worker (the client's teardown; a
-    coroutine so that the client can send it without waiting)."""
+    """Stop every epoch of ``search_id`` on this worker and forget its problem (the
+    client's teardown; a coroutine so that the client can send it without waiting).
+    A running epoch keeps its own reference to the problem until it returns."""
     for key, search in list(plugin.SEARCHES.items()):
         if key[0] == dask_worker.address and key[1] == search_id:
             search.handle_stop(reason)
+    plugin._end(dask_worker.address, search_id)
     return "ok"
