@@ -192,10 +192,17 @@ def first_cut(problem: Problem, n: int) -> Cut:
 
 
 def _add_stats(total: dict, outs) -> None:
+    """Add a committed epoch's figures to each worker's totals.  ``rows_left`` is a
+    state, not a flow ("rows on its stack when the search stopped"): it is the last
+    committed epoch's value, and 0 for a worker that epoch did not use."""
+    for st in total.values():
+        st.rows_left = 0
     for o in outs:
         st = total.setdefault(o.address, WorkerStats(worker=o.address))
         for name, value in vars(o.stats).items():
-            if name != "worker":
+            if name == "rows_left":
+                st.rows_left = value
+            elif name != "worker":
                 setattr(st, name, getattr(st, name) + value)
 
 

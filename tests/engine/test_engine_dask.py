@@ -65,12 +65,10 @@ def test_published_T3_on_4_workers(cluster4):
     assert sum(w.steals_succeeded for w in r.workers) > 0
 
 
-# Found by this suite under load (2026-11-23): a search that spans several epochs sums
-# each worker's rows_left over the epochs' cuts (driver._add_stats adds every
-# WorkerStats field), so an exhausted search reports rows left on its workers.  One
+# Found by this suite under load (2026-11-23): a search that spans several epochs summed
+# each worker's rows_left over the epochs' cuts (driver._add_stats added every
+# WorkerStats field), so an exhausted search reported rows left on its workers.  One
 # epoch (a quiet machine, the default 5 s cut) hides it; short epochs show it always.
-@pytest.mark.xfail(strict=True, reason="dask driver: WorkerStats.rows_left summed over "
-                   "epochs (_add_stats); an exhausted multi-epoch search reports rows left")
 def test_exhausted_search_over_many_epochs_leaves_no_row_on_any_worker(cluster4, expected):
     r = solve(SMALL_TREES["bin"], client=cluster4, workers=2, checkpoint_every=0.05)
     assert r.status == "exhausted" and figures(r) == expected["bin"]
