@@ -191,6 +191,39 @@ def first_cut(problem: Problem, n: int) -> Cut:
                best_value=bv, best_buffer=bb, history=bh, elapsed=time.time() - t0)
 
 
+class _Estimator:
+    """engine.estimate.ProgressEstimator for the driver: fed each committed cut (not a
+    rolled-back epoch's rows), probing when asked for a fraction (its own CPU budget);
+    an estimator error only ends the estimate, never the search."""
+
+    def __init__(self, problem):
+        from ..estimate import ProgressEstimator
+        try:
+            self.est = ProgressEstimator(problem)
+        except Exception as exc:     # e.g. a problem whose stack cannot be made here
+            logger.info("no progress estimate: %r", exc)
+            self.est = None
+
+    def __bool__(self):
+        return self.est is not None
+
+    def observe_cut(self, cut) -> None:
+        try:
+            self.est.observe_cut(cut)
+        except Exception as exc:
+            logger.info("progress estimate ended: %r", exc)
+            self.est = None
+
+    def fraction(self, nodes: int):
+        try:
+            self.est.work()
+            return self.est.fraction(nodes)
+        except Exception as exc:
+            logger.info("progress estimate ended: %r", exc)
+            self.est = None
+            return None
+
+
 def _add_stats(total: dict, outs) -> None:
     """Add a committed epoch's figures to each worker's totals.  ``rows_left`` is a
     state, not a flow ("rows on its stack when the search stopped"): it is the last
@@ -458,6 +491,9 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     setup_seconds = 0.0
     label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
     bar = Progress(progress, desc=label)
+    # fraction done / ETA on the live line and the page (engine.estimate): Knuth probes
+    # below the open rows of each committed cut, in this client, within a few % of a core
+    estimator = _Estimator(problem) if progress else None
     # the /stealsearch page of the dashboard (engine.monitor): snapshots at most every 0.5 s
     watch = SearchWatch(client, search_id, label=label)
     stop_reason = None
@@ -493,6 +529,8 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
 
     try:
         try:
+            if estimator:
+                estimator.observe_cut(cut)
             if problem.mode is Mode.DECIDE and cut.best_value is not None:
                 stop_reason = "found"
             elif cut.n_rows():
@@ -506,6 +544,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     raise KeyboardInterrupt
                 if cut.n_rows() == 0:
                     stop_reason = "complete"
+                    bar.update(cut.nodes, fraction_done=1.0)
                     break
                 if time_limit is not None and time.perf_counter() - t_search >= time_limit:
                     stop_reason = "time_limit"
@@ -534,13 +573,15 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
 
                 def show(snap, base=base, peers=peers):
                     best = None if snap["best"] is None else problem.objective_sense * snap["best"]
-                    bar.update(base + snap["nodes"], incumbent=best, steals=snap["steals"],
-                               workers=len(peers))
                     local = snap.get("local") or [None] * len(peers)
                     idle = snap.get("idle") or [None] * len(peers)
+                    n_idle = sum(1 for i in idle if i)
+                    frac = estimator.fraction(base + snap["nodes"]) if estimator else None
+                    bar.update(base + snap["nodes"], incumbent=best, steals=snap["steals"],
+                               workers=len(peers), idle_workers=n_idle, fraction_done=frac)
                     watch.update({"time": time.time(), "nodes": base + snap["nodes"],
                                   "steals": snap["steals"], "incumbent": best,
-                                  "idle_workers": sum(1 for i in idle if i),
+                                  "fraction_done": frac, "idle_workers": n_idle,
                                   "workers": {a: {"nodes": n, "shared": sh, "stack": lo, "idle": i}
                                               for a, n, sh, lo, i in
                                               zip(peers, snap["per_worker"], snap["shared"],
@@ -592,6 +633,8 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                 if not _epoch_conserves(outs):
                     raise SearchFailed("row conservation violated in an epoch (a protocol bug)")
                 cut = _commit(problem, cut, outs, codec)
+                if estimator:
+                    estimator.observe_cut(cut)
                 _add_stats(stats, outs)
                 rows_left_shared += sum(o.rows_left_shared for o in outs)
                 cut.elapsed = elapsed()
