@@ -103,7 +103,8 @@ def test_page_figures_move_in_a_browser(tmp_path, cluster4):
         dom = chromium(tmp_path, url)
         first = sweep_done(dom, name)
         # the search card: the estimate, its ETA, and per worker local/shared/idle
-        card = dom.split("example snapshots", 1)[1]
+        # (up to the next card: other tests' searches on this cluster have cards too)
+        card = dom.split("example snapshots", 1)[1].split('<div class="card', 1)[0]
         assert "~38%" in card and "ETA" in card
         assert "<th>local</th>" in card and "<th>shared</th>" in card and "<th>idle</th>" in card
         assert card.count(">idle</td>") == 1 and card.count(">busy</td>") == 3
