@@ -127,6 +127,14 @@ class CheckpointWriter:
         self.seconds = 0.0
         self.bytes = 0
 
+    def describe(self, result) -> None:
+        """Name this checkpoint and what writing it cost in a search's result (every
+        backend reports the same keys)."""
+        result.checkpoint = str(self.dir)
+        result.info["checkpoint_writes"] = self.writes
+        result.info["checkpoint_seconds"] = self.seconds
+        result.info["checkpoint_bytes"] = self.bytes
+
     def write(self, cut: Cut, status: str = "running") -> None:
         t = time.perf_counter()
         buf = io.BytesIO()

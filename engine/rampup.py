@@ -56,11 +56,12 @@ import numpy as np
 from . import interrupts
 from .epochs import Cut
 from .errors import InputError
-from .outcome import INTERRUPT_REASONS, build_result, improve, remaining_bound
+from .outcome import improve
 from .policy import StealPolicy
 from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
+from .sequential import in_process_result
 from .stack import BudgetTuner, make_stack
 
 log = logging.getLogger(__name__)
@@ -308,23 +309,12 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
         final = snapshot(stack.live().copy())
         if writer is not None:
             writer.write(final, status=stop_reason or "complete")
-        stats.nodes = stack.nodes - carried
-        stats.busy_seconds = phase1_seconds
-        stats.rows_left = len(stack)
-        rb = remaining_bound(problem, stack.live()) if stop_reason in INTERRUPT_REASONS else None
-        result = build_result(problem, backend="sequential", counters=[stack.counters],
-                              best_value=best_value, best_buffer=best_buffer, history=history,
-                              stop_reason=stop_reason or "complete", remaining_bound=rb,
-                              workers=[stats], wall_seconds=time.perf_counter() - t0,
-                              search_seconds=phase1_seconds, policy=policy.as_dict(),
-                              info={"carried_nodes": carried} if carried else None)
-        result.epochs, result.recoveries, result.nodes_redone = epochs, cut.recoveries, cut.nodes_redone
+        result = in_process_result(problem, stack, stats, carried=carried,
+                                   seconds=phase1_seconds, t0=t0, policy=policy,
+                                   best_value=best_value, best_buffer=best_buffer,
+                                   history=history, stop_reason=stop_reason, epochs=epochs,
+                                   cut=cut, writer=writer)
         result.phases = [phase1]
-        if writer is not None:
-            result.checkpoint = str(writer.dir)
-            result.info["checkpoint_writes"] = writer.writes
-            result.info["checkpoint_seconds"] = writer.seconds
-            result.info["checkpoint_bytes"] = writer.bytes
         return result
 
     # -- hand-over: every open row, once, into the cut phase 2 resumes from

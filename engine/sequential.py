@@ -131,23 +131,32 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     final = snapshot()
     if writer is not None:
         writer.write(final, status=stop_reason or "complete")
+    result = in_process_result(problem, stack, stats, carried=carried, seconds=search_seconds,
+                               t0=t0, policy=policy, best_value=best_value,
+                               best_buffer=best_buffer, history=history,
+                               stop_reason=stop_reason, epochs=epochs, cut=cut, writer=writer)
+    if est is not None:
+        result.info["estimate_probes"] = est.probes()
+        result.info["estimate_seconds"] = est.spent
+    return result
+
+
+def in_process_result(problem: Problem, stack, stats: WorkerStats, *, carried: int,
+                      seconds: float, t0: float, policy: StealPolicy, best_value, best_buffer,
+                      history, stop_reason, epochs: int, cut: Cut, writer) -> SearchResult:
+    """The result of a search that ran (or ended) on ``stack`` in this process: the
+    sequential backend, and a ramp-up that never handed over (engine.rampup)."""
     stats.nodes = stack.nodes - carried
-    stats.busy_seconds = search_seconds
+    stats.busy_seconds = seconds
     stats.rows_left = len(stack)
     rb = remaining_bound(problem, stack.live()) if stop_reason in INTERRUPT_REASONS else None
     result = build_result(problem, backend="sequential", counters=[stack.counters],
                           best_value=best_value, best_buffer=best_buffer, history=history,
                           stop_reason=stop_reason or "complete", remaining_bound=rb,
                           workers=[stats], wall_seconds=time.perf_counter() - t0,
-                          search_seconds=search_seconds, policy=policy.as_dict(),
+                          search_seconds=seconds, policy=policy.as_dict(),
                           info={"carried_nodes": carried} if carried else None)
     result.epochs, result.recoveries, result.nodes_redone = epochs, cut.recoveries, cut.nodes_redone
-    if est is not None:
-        result.info["estimate_probes"] = est.probes()
-        result.info["estimate_seconds"] = est.spent
     if writer is not None:
-        result.checkpoint = str(writer.dir)
-        result.info["checkpoint_writes"] = writer.writes
-        result.info["checkpoint_seconds"] = writer.seconds
-        result.info["checkpoint_bytes"] = writer.bytes
+        writer.describe(result)
     return result

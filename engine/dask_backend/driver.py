@@ -691,10 +691,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
               "handovers": handovers, "last_epoch_workers": list(last_peers)})
     result.epochs, result.recoveries, result.nodes_redone = cut.epochs, cut.recoveries, cut.nodes_redone
     if writer is not None:
-        result.checkpoint = str(writer.dir)
-        result.info["checkpoint_writes"] = writer.writes
-        result.info["checkpoint_seconds"] = writer.seconds
-        result.info["checkpoint_bytes"] = writer.bytes
+        writer.describe(result)
     if not result.conservation()["holds"]:
         raise SearchFailed(f"row conservation violated: {result.conservation()}")
     return result
