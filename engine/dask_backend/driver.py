@@ -60,7 +60,7 @@ from ..result import SearchResult, WorkerStats
 from ..stack import make_stack
 from .plugin import PLUGIN_NAME, StealstackPlugin
 from .wire import EpochOutcome, EpochSpec, handler_name
-from .worker import run_epoch, stop_searches
+from .task import run_epoch, stop_searches
 
 logger = logging.getLogger("stealsearch")
 
