@@ -269,7 +269,8 @@ class _Epoch:
         self.client, self.spec, self.peers = client, spec, spec.peers
         key = f"stealsearch-{spec.search_id}-{spec.epoch}"
         self.sends: dict[int, concurrent.futures.Future] = {}
-        self.share_bytes = 0
+        self.share_bytes = 0          # this epoch's rows as sent, all workers
+        self.share_max = 0            # the largest one share
         tickets = []
         for r, addr in enumerate(self.peers):
             payload = codec.encode(shares[r])
@@ -277,6 +278,7 @@ class _Epoch:
                 else memoryview(payload).nbytes
             timeout = CALL_TIMEOUT + nbytes / LOAD_RATE
             self.share_bytes += nbytes
+            self.share_max = max(self.share_max, nbytes)
             self.sends[r] = asyncio.run_coroutine_threadsafe(
                 self._send(addr, payload, len(shares[r]), timeout), client.loop.asyncio_loop)
             # the task waits at most as long as the send may take, plus a peer timeout
@@ -567,6 +569,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     shipper = _Shipper(client, problem, search_id,
                        keep_idle=PROBLEM_KEEP_IDLE + 2 * every + WAIT_FOR_WORKERS)
     handovers: list[tuple[int, list[str]]] = []
+    shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0}
     last_peers: list[str] = []
     setup_seconds = 0.0
     label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
@@ -669,6 +672,9 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
 
                 run = _Epoch(client, spec, deal(cut, peers, codec), codec, show,
                              poll_cb=first_loads if epoch == 1 and loading else None)
+                shares["share_bytes"] += run.share_bytes
+                shares["share_bytes_max"] = max(shares["share_bytes_max"], run.share_max)
+                shares["share_sends"] += len(peers)
                 stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
                     + PEER_TIMEOUT + ABORT_GRACE
                 try:
@@ -767,7 +773,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
         policy=policy.as_dict(),
         info={"rows_left_shared": rows_left_shared, "setup_nodes": setup_nodes,
               "carried_nodes": carried, "rows_left": cut.n_rows(),
-              "setup_seconds": setup_seconds, **shipper.figures(),
+              "setup_seconds": setup_seconds, **shipper.figures(), **shares,
               "handovers": handovers, "last_epoch_workers": list(last_peers)})
     result.epochs, result.recoveries, result.nodes_redone = cut.epochs, cut.recoveries, cut.nodes_redone
     if writer is not None:
