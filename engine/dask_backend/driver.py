@@ -345,7 +345,7 @@ class _Epoch:
 
         async def get():
             # direct: from the worker to this client (through the scheduler it was 5-10x
-            # slower for factorize K9 2's 41 MB outcomes: benchmarks/results/setup.md)
+            # slower for factorize K9 2's ~82 MB outcomes: benchmarks/results/setup.md)
             return (await asyncio.wait_for(
                 self.client.gather([f], asynchronous=True, direct=True), timeout))[0]
 
