@@ -17,10 +17,16 @@ restarted) are loaded in the background (on the client's event loop) and dealt t
 the first epoch after they are warm.
 
 Each epoch (:mod:`engine.epochs`): deal the last cut over the loaded workers present
-now, submit one long-running task per worker (pinned to it; the spec names the search,
-not the problem), watch them (lost workers, failed peer calls, stalled workers,
-Ctrl-C), and either commit what they return as the next cut or discard the epoch and
-deal the last cut again.
+now, send each worker its share by one comm call (``stealsearch_share``, with a
+timeout, for the same reason as the load: no future tied to a worker), submit one
+long-running task per worker (pinned to it; its arguments are the spec, which names
+the search, and a ticket of a few numbers: no rows in the scheduler's graph), watch
+them (lost workers, failed sends, failed peer calls, stalled workers, Ctrl-C), fetch
+each outcome directly from its worker as its task ends, and either commit the
+outcomes as the next cut or discard the epoch and deal the last cut again.  A share
+is taken once by its epoch's task, or dropped on its worker with a discarded epoch
+(:mod:`.plugin` has the argument); the client holds the cut until the commit, so a
+share that dies with its worker is dealt again.
 
 A worker that leaves gracefully (``retire_workers``, ``cluster.scale`` down, SIGTERM)
 hands its epoch's outcome to its peers as it closes (:mod:`.plugin`); the client,
