@@ -102,6 +102,9 @@ _LOADING: dict[tuple[str, str], asyncio.Future] = {}
 LOADS: dict[str, int] = {}
 # (worker address, search id): searches whose client ended them
 _ENDED: dict[tuple[str, str], float] = {}
+# worker addresses whose plugin was torn down (the worker closes): epoch tasks still
+# waiting there for a problem or a share give up at once
+_CLOSED: set[str] = set()
 # (worker address, search id, epoch) -> {rank: EpochOutcome} handed over by leaving peers
 HANDOVERS: dict[tuple[str, str, int], dict] = {}
 _HANDOVER_TIMES: dict[tuple[str, str, int], float] = {}
@@ -112,8 +115,9 @@ def lookup(worker, search_id, epoch):
 
 
 def ended(address: str, search_id: str) -> bool:
-    """Has the client ended ``search_id`` on this worker (its teardown arrived)?"""
-    return (address, search_id) in _ENDED
+    """Has the client ended ``search_id`` on this worker (its teardown arrived), or is
+    this worker closing (its plugin torn down)?"""
+    return (address, search_id) in _ENDED or address in _CLOSED
 
 
 def problem_of(address: str, search_id: str):
@@ -363,6 +367,8 @@ class StealstackPlugin(WorkerPlugin):
     def setup(self, worker):
         from tornado.ioloop import PeriodicCallback
 
+        _CLOSED.discard(worker.address)
+
         for op in WORKER_OPS:
             worker.handlers[handler_name(op)] = _worker_handler(worker, op)
         for op in COORDINATOR_OPS:
@@ -390,6 +396,7 @@ class StealstackPlugin(WorkerPlugin):
             if reaper is not None:
                 reaper.stop()
             with CHANGED:
+                _CLOSED.add(worker.address)
                 for key in [k for k in PROBLEMS if k[0] == worker.address]:
                     PROBLEMS.pop(key, None)
                 for key in [k for k in SHARES if k[0] == worker.address]:
