@@ -31,7 +31,9 @@ discarded epoch:
 * A stop that discards the epoch (any reason but ``cut``) drops the share, and a
   share that arrives after such a stop (or after the search's teardown) is dropped
   on arrival and answered ``dropped``; the task of a stopped epoch returns without
-  searching.  The reaper drops a share no task took within the keep time the client
+  searching.  (A stop that cannot reach a stalled worker cannot stop it: its task may
+  search its share until its own epoch clock ends, but the client never commits a
+  discarded epoch's outcome, so those nodes are in no cut.)  The reaper drops a share no task took within the keep time the client
   asked for (a task cancelled before it started); a task that then finds no share
   fails its epoch, which rolls back.
 * A share delivered to a worker that dies dies with it: the client still holds the
