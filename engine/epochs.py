@@ -44,6 +44,13 @@ one).  A committed epoch contributes its counters and its rows together, or noth
 Work lost per failure is bounded by one epoch on every worker
 (``epoch_seconds x workers`` of compute, plus the detection time).
 
+How a share travels: each worker's share of a deal is sent to it alone by a direct
+comm call beside the epoch's task (never in the task's arguments, so never through the
+scheduler), and taken by that epoch's task only; a share of a discarded epoch is
+dropped by its worker and never searched (the argument is in
+:mod:`engine.dask_backend.plugin`).  The client keeps the cut it dealt from until the
+epoch is committed, so a share lost with its worker is simply dealt again.
+
 Workers that join are dealt rows at the next epoch (every epoch re-deals), once they
 hold the search's problem (loaded once per search per worker; a worker that dies
 while loading is a lost worker of the epoch it was dealt to).  A worker that leaves

@@ -17,10 +17,16 @@ restarted) are loaded in the background (on the client's event loop) and dealt t
 the first epoch after they are warm.
 
 Each epoch (:mod:`engine.epochs`): deal the last cut over the loaded workers present
-now, submit one long-running task per worker (pinned to it; the spec names the search,
-not the problem), watch them (lost workers, failed peer calls, stalled workers,
-Ctrl-C), and either commit what they return as the next cut or discard the epoch and
-deal the last cut again.
+now, send each worker its share by one comm call (``stealsearch_share``, with a
+timeout, for the same reason as the load: no future tied to a worker), submit one
+long-running task per worker (pinned to it; its arguments are the spec, which names
+the search, and a ticket of a few numbers: no rows in the scheduler's graph), watch
+them (lost workers, failed sends, failed peer calls, stalled workers, Ctrl-C), fetch
+each outcome directly from its worker as its task ends, and either commit the
+outcomes as the next cut or discard the epoch and deal the last cut again.  A share
+is taken once by its epoch's task, or dropped on its worker with a discarded epoch
+(:mod:`.plugin` has the argument); the client holds the cut until the commit, so a
+share that dies with its worker is dealt again.
 
 A worker that leaves gracefully (``retire_workers``, ``cluster.scale`` down, SIGTERM)
 hands its epoch's outcome to its peers as it closes (:mod:`.plugin`); the client,
@@ -59,7 +65,7 @@ from ..progress import Progress
 from ..result import SearchResult, WorkerStats
 from ..stack import make_stack
 from .plugin import PLUGIN_NAME, StealstackPlugin
-from .wire import EpochOutcome, EpochSpec, handler_name
+from .wire import EpochOutcome, EpochSpec, ShareTicket, handler_name
 from .task import run_epoch, stop_searches
 
 logger = logging.getLogger("stealsearch")
@@ -90,6 +96,9 @@ REGISTER_TIMEOUT = 3.0
 #: LOAD_RATE, is given up: the worker is left out and tried again later
 LOAD_TIMEOUT = 60.0
 LOAD_RATE = 20e6
+#: seconds a worker keeps a share that no task took (a task cancelled before it ran);
+#: far longer than a task takes to start, and a task that misses it fails its epoch
+SHARE_KEEP = 120.0
 #: a failed load is retried after this long, doubling up to LOAD_RETRY_MAX
 LOAD_RETRY = 0.25
 LOAD_RETRY_MAX = 8.0
@@ -248,22 +257,52 @@ def _recoverable(exc) -> bool:
 
 
 class _Epoch:
-    """Watching one epoch's tasks."""
+    """Watching one epoch's tasks.
 
-    def __init__(self, client, spec: EpochSpec, shares, progress_cb, poll_cb=None):
+    The epoch's shares go to their workers by direct comm calls (``stealsearch_share``,
+    run on the client's event loop, each with its own timeout), at the same time as the
+    tasks are submitted; a task's arguments are the spec and a :class:`ShareTicket` (a
+    few numbers), so nothing row-sized passes through the scheduler.  A send that fails
+    or is refused aborts the epoch (the cut is dealt again).  The stall clock starts
+    once every share has arrived (a large share on a slow link is not a stall).
+
+    A finished task's outcome is fetched in the background (a concurrent future on the
+    client's loop, bounded by a timeout); the watch loop meanwhile keeps looking for
+    lost workers, so a worker that dies after its task finished costs one poll, not
+    the fetch's timeout."""
+
+    def __init__(self, client, spec: EpochSpec, shares, codec, progress_cb, poll_cb=None):
         self.client, self.spec, self.peers = client, spec, spec.peers
         key = f"stealsearch-{spec.search_id}-{spec.epoch}"
-        self.futures = [client.submit(run_epoch, spec, shares[r], key=f"{key}-{r}",
+        self.sends: dict[int, concurrent.futures.Future] = {}
+        self.share_bytes = 0          # this epoch's rows as sent, all workers
+        self.share_max = 0            # the largest one share
+        tickets = []
+        for r, addr in enumerate(self.peers):
+            payload = codec.encode(shares[r])
+            nbytes = len(payload) if isinstance(payload, (bytes, bytearray)) \
+                else memoryview(payload).nbytes
+            timeout = CALL_TIMEOUT + nbytes / LOAD_RATE
+            self.share_bytes += nbytes
+            self.share_max = max(self.share_max, nbytes)
+            self.sends[r] = asyncio.run_coroutine_threadsafe(
+                self._send(addr, payload, len(shares[r]), timeout), client.loop.asyncio_loop)
+            # the task waits at most as long as the send may take, plus a peer timeout
+            tickets.append(ShareTicket(n_rows=len(shares[r]), nbytes=nbytes,
+                                       wait=timeout + PEER_TIMEOUT + spec.load_wait))
+            del payload           # the send holds it until it is on the wire
+        self.futures = [client.submit(run_epoch, spec, tickets[r], key=f"{key}-{r}",
                                       workers=[addr], allow_other_workers=False, pure=False)
                         for r, addr in enumerate(self.peers)]
+        self.fetches: dict[int, concurrent.futures.Future] = {}
         self.outcomes: dict[int, EpochOutcome] = {}
         self.progress_cb = progress_cb
         #: called every poll (the first epoch: watching its loads); a reason to abort,
-        #: or None; it sets ``t_start`` once the loads are done
+        #: or None; it clears itself once the loads are done
         self.poll_cb = poll_cb
-        #: the stall clock; None while the first epoch's loads run (each bounded by its
-        #: own timeout)
-        self.t_start = time.monotonic() if poll_cb is None else None
+        #: the stall clock; None while the first epoch's loads run or shares travel
+        #: (each bounded by its own timeout)
+        self.t_start = None
         #: workers that lacked the problem (the driver loads them again)
         self.problem_missing: list[str] = []
         #: ranks whose worker left gracefully -> when that was seen (their outcome comes
@@ -271,6 +310,29 @@ class _Epoch:
         self.retiring: dict[int, float] = {}
         self._graceful: dict[str, bool] = {}
         self._cut_sent = False
+
+    async def _send(self, addr: str, payload, n_rows: int, timeout: float):
+        from distributed.protocol import to_serialize
+
+        return await asyncio.wait_for(self.client.rpc(addr).stealsearch_share(
+            search_id=self.spec.search_id, epoch=self.spec.epoch,
+            payload=to_serialize(payload), n_rows=n_rows, keep=SHARE_KEEP), timeout)
+
+    def _check_sends(self) -> str | None:
+        """A reason to abort if a share did not arrive; starts the stall clock once every
+        share has (and the first epoch's loads are in)."""
+        for r, f in self.sends.items():
+            if not f.done() or r in self.outcomes:
+                continue
+            try:
+                reply = f.result()
+            except BaseException as exc:     # lost, stalled, no plugin yet
+                return f"sending the rows to {self.peers[r]} failed ({exc.__class__.__name__})"
+            if not (isinstance(reply, dict) and reply.get("status") == "ok"):
+                return f"{self.peers[r]} refused the rows of epoch {self.spec.epoch} ({reply!r})"
+        if self.t_start is None and self.poll_cb is None and all(f.done() for f in self.sends.values()):
+            self.t_start = time.monotonic()
+        return None
 
     def _accept(self, r: int, out: EpochOutcome) -> str | None:
         """Keep an outcome; a reason to abort, or None."""
@@ -283,8 +345,21 @@ class _Epoch:
             return out.failure
         return None
 
+    def _fetch(self, r: int) -> concurrent.futures.Future:
+        timeout = CALL_TIMEOUT + 2 * self.share_bytes / LOAD_RATE
+        f = self.futures[r]
+
+        async def get():
+            # direct: from the worker to this client (through the scheduler it was 5-10x
+            # slower for factorize K9 2's ~82 MB outcomes: benchmarks/results/setup.md)
+            return (await asyncio.wait_for(
+                self.client.gather([f], asynchronous=True, direct=True), timeout))[0]
+
+        return asyncio.run_coroutine_threadsafe(get(), self.client.loop.asyncio_loop)
+
     def _collect(self) -> str | None:
-        """Gather finished tasks; a reason to abort, or None."""
+        """Gather finished tasks (their outcomes are fetched in the background); a
+        reason to abort, or None."""
         for r, f in enumerate(self.futures):
             if r in self.outcomes or r in self.retiring or not f.done():
                 continue
@@ -295,14 +370,21 @@ class _Epoch:
                 return f"task on {self.peers[r]} lost ({exc.__class__.__name__})"
             if f.status != "finished":
                 return f"task on {self.peers[r]} {f.status}"
+            if r not in self.fetches:
+                self.fetches[r] = self._fetch(r)
+            if not self.fetches[r].done():
+                continue
             try:
-                out = f.result(timeout=CALL_TIMEOUT)
-            except Exception as exc:      # its worker died before we fetched the result
+                out = self.fetches[r].result()
+            except BaseException as exc:      # its worker died before we fetched the result
                 return f"result of {self.peers[r]} lost ({exc.__class__.__name__})"
             why = self._accept(r, out)
             if why:
                 return why
         return None
+
+    def _fetching(self) -> list:
+        return [f for r, f in self.fetches.items() if r not in self.outcomes and not f.done()]
 
     def _left_gracefully(self, addr: str) -> bool:
         """Did ``addr`` leave the cluster by closing (retire, scale down, SIGTERM), not by
@@ -362,7 +444,7 @@ class _Epoch:
                 why = self.poll_cb(self)
                 if why:
                     return "abort", why
-            why = self._collect()
+            why = self._check_sends() or self._collect()
             if why:
                 return "abort", why
             if len(self.outcomes) == len(self.futures):
@@ -370,10 +452,14 @@ class _Epoch:
             if interrupts.requested():
                 raise KeyboardInterrupt
             pending = [f for r, f in enumerate(self.futures)
-                       if r not in self.outcomes and r not in self.retiring]
-            try:   # returns as soon as every task is done, at the latest after CLIENT_POLL
-                if pending:
-                    distributed_wait(pending, timeout=CLIENT_POLL)
+                       if r not in self.outcomes and r not in self.retiring and not f.done()]
+            fetching = self._fetching()
+            try:   # returns as soon as a task or a fetch is done, at the latest after CLIENT_POLL
+                if fetching:
+                    concurrent.futures.wait(fetching, timeout=CLIENT_POLL,
+                                            return_when=concurrent.futures.FIRST_COMPLETED)
+                elif pending:
+                    distributed_wait(pending, timeout=CLIENT_POLL, return_when="FIRST_COMPLETED")
                 else:
                     time.sleep(CLIENT_POLL / 2)
             except (TimeoutError, asyncio.TimeoutError):
@@ -403,7 +489,9 @@ class _Epoch:
 
     def release(self) -> None:
         """Cancel the tasks that did not return (a retired worker's, pinned to an
-        address that no longer exists)."""
+        address that no longer exists), and sends and fetches still under way."""
+        for f in list(self.sends.values()) + list(self.fetches.values()):
+            f.cancel()
         left = [f for r, f in enumerate(self.futures) if not f.done()]
         if left:
             try:
@@ -430,7 +518,7 @@ class _Epoch:
                 self._collect()
             except SearchFailed:
                 break
-            if all(self.futures[r].done() for r in waiting):
+            if all(self.futures[r].done() for r in waiting) and not self._fetching():
                 break
             time.sleep(0.02)
         try:
@@ -487,6 +575,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     shipper = _Shipper(client, problem, search_id,
                        keep_idle=PROBLEM_KEEP_IDLE + 2 * every + WAIT_FOR_WORKERS)
     handovers: list[tuple[int, list[str]]] = []
+    shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0}
     last_peers: list[str] = []
     setup_seconds = 0.0
     label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
@@ -524,7 +613,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
             return f"loading the problem on {', '.join(failed)} failed"
         if all(a in shipper.ready for a in loading):
             start_clock(at=max(shipper.done_at[a] for a in loading))
-            run.t_start, run.poll_cb = time.monotonic(), None
+            run.poll_cb = None       # the stall clock starts once the shares are in too
         return None
 
     try:
@@ -587,8 +676,11 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                                               zip(peers, snap["per_worker"], snap["shared"],
                                                   local, idle)}})
 
-                run = _Epoch(client, spec, deal(cut, peers, codec), show,
+                run = _Epoch(client, spec, deal(cut, peers, codec), codec, show,
                              poll_cb=first_loads if epoch == 1 and loading else None)
+                shares["share_bytes"] += run.share_bytes
+                shares["share_bytes_max"] = max(shares["share_bytes_max"], run.share_max)
+                shares["share_sends"] += len(peers)
                 stall_after = min(every, spec.time_left if spec.time_left is not None else every) \
                     + PEER_TIMEOUT + ABORT_GRACE
                 try:
@@ -687,7 +779,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
         policy=policy.as_dict(),
         info={"rows_left_shared": rows_left_shared, "setup_nodes": setup_nodes,
               "carried_nodes": carried, "rows_left": cut.n_rows(),
-              "setup_seconds": setup_seconds, **shipper.figures(),
+              "setup_seconds": setup_seconds, **shipper.figures(), **shares,
               "handovers": handovers, "last_epoch_workers": list(last_peers)})
     result.epochs, result.recoveries, result.nodes_redone = cut.epochs, cut.recoveries, cut.nodes_redone
     if writer is not None:

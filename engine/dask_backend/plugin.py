@@ -1,5 +1,6 @@
 """The worker side's tables and handlers: the router of the search messages, the
-problem table of the set-up path, and the hand-over of a worker that leaves gracefully.
+problem and share tables of the set-up path, and the hand-over of a worker that
+leaves gracefully.
 
 Router: one comm handler per message name, dispatching to the search object of the
 (search, epoch) the message names.
@@ -16,6 +17,34 @@ it has not been used by any epoch for the ``keep_idle`` seconds the client asked
 (a periodic reaper): an external cluster never keeps a dead client's problem.  A worker
 that lacks it when an epoch arrives answers ``problem_missing`` and is loaded again.
 
+Shares (``stealsearch_share``): each epoch's rows for this worker arrive by one comm
+call from the client, beside the epoch's task (whose arguments are only the spec and
+a :class:`~.wire.ShareTicket`: nothing row-sized goes through the scheduler's graph).
+The share is kept in :data:`SHARES` under (worker, search, epoch) until that epoch's
+task takes it (:func:`take_share`).  Why no share is searched twice or searched for a
+discarded epoch:
+
+* A share is keyed by its epoch, and epoch numbers are never reused within a search
+  (a rolled-back epoch is dealt again under a new number), so only the one task of
+  that (search, epoch) on this worker can take it; taking pops it under
+  :data:`CHANGED`'s lock, so it is taken at most once.
+* A stop that discards the epoch (any reason but ``cut``) drops the share, and a
+  share that arrives after such a stop (or after the search's teardown) is dropped
+  on arrival and answered ``dropped``; the task of a stopped epoch returns without
+  searching.  (A stop that cannot reach a stalled worker cannot stop it: its task may
+  search its share until its own epoch clock ends, but the client never commits a
+  discarded epoch's outcome, so those nodes are in no cut.)  The reaper drops a share no task took within the keep time the client
+  asked for (a task cancelled before it started); a task that then finds no share
+  fails its epoch, which rolls back.
+* A share delivered to a worker that dies dies with it: the client still holds the
+  cut it was dealt from, so the epoch rolls back and the rows are dealt again
+  (:mod:`engine.epochs`).  A share whose delivery failed aborts the epoch the same way.
+* A stop ``cut`` (a peer left gracefully and the epoch is committed) keeps the
+  share: the task waits for it and returns its rows as its outcome.
+
+Waits are event-driven: a task waiting for its problem or its share sleeps on
+:data:`CHANGED`, which every load, share, stop and teardown notifies.
+
 Graceful leave: when a worker closes (``retire_workers``, ``cluster.scale`` down, a
 SIGTERM), the plugin's ``teardown`` runs while the worker can still talk: it ends its
 running epochs as a cut (the same code path as the epoch's own clock) and hands each
@@ -31,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -74,6 +104,9 @@ _LOADING: dict[tuple[str, str], asyncio.Future] = {}
 LOADS: dict[str, int] = {}
 # (worker address, search id): searches whose client ended them
 _ENDED: dict[tuple[str, str], float] = {}
+# worker addresses whose plugin was torn down (the worker closes): epoch tasks still
+# waiting there for a problem or a share give up at once
+_CLOSED: set[str] = set()
 # (worker address, search id, epoch) -> {rank: EpochOutcome} handed over by leaving peers
 HANDOVERS: dict[tuple[str, str, int], dict] = {}
 _HANDOVER_TIMES: dict[tuple[str, str, int], float] = {}
@@ -84,8 +117,9 @@ def lookup(worker, search_id, epoch):
 
 
 def ended(address: str, search_id: str) -> bool:
-    """Has the client ended ``search_id`` on this worker (its teardown arrived)?"""
-    return (address, search_id) in _ENDED
+    """Has the client ended ``search_id`` on this worker (its teardown arrived), or is
+    this worker closing (its plugin torn down)?"""
+    return (address, search_id) in _ENDED or address in _CLOSED
 
 
 def problem_of(address: str, search_id: str):
@@ -100,15 +134,74 @@ def problem_of(address: str, search_id: str):
 # (worker address, search id, epoch) -> reason: stops that arrived before the epoch's
 # task started on this worker (it then returns at once); bounded in size
 STOPPED: dict[tuple[str, str, int], str] = {}
+#: stops remembered (the oldest is forgotten first)
+STOPPED_KEEP = 1000
+
+
+@dataclass
+class Share:
+    """The rows dealt to this worker for one epoch, as the codec encoded them."""
+
+    payload: object
+    n_rows: int
+    keep: float
+    arrived: float = field(default_factory=time.monotonic)
+
+
+# (worker address, search id, epoch) -> the share of that epoch, until its task takes it
+SHARES: dict[tuple[str, str, int], Share] = {}
+#: notified (under its lock) on every change a waiting epoch task may be waiting for:
+#: a problem loaded, a share arrived, a stop, a search ended; the tables above are
+#: changed under it where a waiter reads them
+CHANGED = threading.Condition()
+
+
+def _notify() -> None:
+    with CHANGED:
+        CHANGED.notify_all()
+
+
+def _stop_recorded(key, reason: str) -> None:
+    """A stop for an epoch whose task has not started here: remember it; one that
+    discards the epoch drops its share."""
+    with CHANGED:
+        STOPPED[key] = reason
+        while len(STOPPED) > STOPPED_KEEP:
+            STOPPED.pop(next(iter(STOPPED)))
+        if reason != "cut":
+            SHARES.pop(key, None)
+        CHANGED.notify_all()
+
+
+def discards(reason) -> bool:
+    """Does a stop for this reason discard the epoch (anything but a cut)?"""
+    return reason is not None and reason != "cut"
+
+
+def take_share(key) -> Share | None:
+    """Pop the share of ``key`` (at most once: the caller is that epoch's task)."""
+    with CHANGED:
+        return SHARES.pop(key, None)
+
+
+def wait_for(ready, timeout: float) -> bool:
+    """Block (a task's thread) until ``ready()`` is true or ``timeout`` s passed;
+    ``ready`` is evaluated under :data:`CHANGED`'s lock, after every notification."""
+    deadline = time.monotonic() + timeout
+    with CHANGED:
+        while not ready():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            CHANGED.wait(left)
+        return True
 
 
 def _worker_handler(worker, op):
     def handler(search_id, epoch, **msg):
         search = lookup(worker, search_id, epoch)
         if search is None and op == "stop" and search_id:
-            if len(STOPPED) > 1000:
-                STOPPED.clear()
-            STOPPED[(worker.address, search_id, int(epoch))] = msg.get("reason", "stop")
+            _stop_recorded((worker.address, search_id, int(epoch)), msg.get("reason", "stop"))
         return GONE if search is None else getattr(search, f"handle_{op}")(**msg)
     handler.__name__ = handler_name(op)
     return handler
@@ -155,10 +248,21 @@ def _setup_handlers(worker) -> dict:
         finally:
             if task.done():
                 _LOADING.pop(key, None)
-        if key not in PROBLEMS and key not in _ENDED:
-            PROBLEMS[key] = LoadedProblem(problem, float(keep_idle))
-            LOADS[worker.address] = LOADS.get(worker.address, 0) + 1
+        with CHANGED:
+            if key not in PROBLEMS and key not in _ENDED:
+                PROBLEMS[key] = LoadedProblem(problem, float(keep_idle))
+                LOADS[worker.address] = LOADS.get(worker.address, 0) + 1
+            CHANGED.notify_all()
         return {"status": "ok", "loaded": True, "seconds": seconds}
+
+    def share(search_id, epoch, payload, n_rows, keep):
+        key = (worker.address, search_id, int(epoch))
+        with CHANGED:
+            if (worker.address, search_id) in _ENDED or discards(STOPPED.get(key)):
+                return {"status": "dropped"}       # its epoch is discarded already
+            SHARES[key] = Share(payload, int(n_rows), float(keep))
+            CHANGED.notify_all()
+        return {"status": "ok"}
 
     def unload(search_id):
         _end(worker.address, search_id)
@@ -176,15 +280,20 @@ def _setup_handlers(worker) -> dict:
         return {"outcomes": to_serialize(HANDOVERS.get((worker.address, search_id, int(epoch)),
                                                        {}))}
 
-    return {"load": load, "unload": unload, "handover": handover, "handovers": handovers}
+    return {"load": load, "unload": unload, "share": share, "handover": handover,
+            "handovers": handovers}
 
 
 def _end(address: str, search_id: str) -> None:
-    """Forget a search on this worker: its problem and its hand-overs."""
-    PROBLEMS.pop((address, search_id), None)
-    _ENDED[(address, search_id)] = time.monotonic()
-    while len(_ENDED) > ENDED_KEEP:
-        _ENDED.pop(next(iter(_ENDED)))
+    """Forget a search on this worker: its problem, its shares and its hand-overs."""
+    with CHANGED:
+        PROBLEMS.pop((address, search_id), None)
+        _ENDED[(address, search_id)] = time.monotonic()
+        while len(_ENDED) > ENDED_KEEP:
+            _ENDED.pop(next(iter(_ENDED)))
+        for key in [k for k in SHARES if k[0] == address and k[1] == search_id]:
+            SHARES.pop(key, None)
+        CHANGED.notify_all()
     for key in [k for k in HANDOVERS if k[0] == address and k[1] == search_id]:
         HANDOVERS.pop(key, None)
         _HANDOVER_TIMES.pop(key, None)
@@ -192,8 +301,15 @@ def _end(address: str, search_id: str) -> None:
 
 def reap(address: str) -> None:
     """Drop problems no epoch used for their ``keep_idle`` seconds (the client went
-    away without its teardown) and hand-overs nobody fetched."""
+    away without its teardown), shares no task took within their keep time, and
+    hand-overs nobody fetched."""
     now = time.monotonic()
+    with CHANGED:
+        for key, share in list(SHARES.items()):
+            if key[0] == address and now - share.arrived > share.keep:
+                logger.info("dropping the share of search %s epoch %d: not taken in %.0f s",
+                            key[1], key[2], now - share.arrived)
+                SHARES.pop(key, None)
     running = {k[1] for k in SEARCHES if k[0] == address}
     for (addr, sid), entry in list(PROBLEMS.items()):
         if addr == address and sid not in running and now - entry.last_used > entry.keep_idle:
@@ -253,6 +369,8 @@ class StealstackPlugin(WorkerPlugin):
     def setup(self, worker):
         from tornado.ioloop import PeriodicCallback
 
+        _CLOSED.discard(worker.address)
+
         for op in WORKER_OPS:
             worker.handlers[handler_name(op)] = _worker_handler(worker, op)
         for op in COORDINATOR_OPS:
@@ -279,8 +397,13 @@ class StealstackPlugin(WorkerPlugin):
             reaper = worker.periodic_callbacks.pop("stealsearch-reaper", None)
             if reaper is not None:
                 reaper.stop()
-            for key in [k for k in PROBLEMS if k[0] == worker.address]:
-                PROBLEMS.pop(key, None)
+            with CHANGED:
+                _CLOSED.add(worker.address)
+                for key in [k for k in PROBLEMS if k[0] == worker.address]:
+                    PROBLEMS.pop(key, None)
+                for key in [k for k in SHARES if k[0] == worker.address]:
+                    SHARES.pop(key, None)
+                CHANGED.notify_all()
 
 
 def running_searches(dask_worker=None) -> int:
@@ -293,6 +416,12 @@ def loaded_problems(dask_worker=None) -> list[str]:
     """Searches whose problem this worker holds now (``client.run`` it: nothing may be
     left after a search's teardown)."""
     return sorted(sid for addr, sid in PROBLEMS if addr == dask_worker.address)
+
+
+def shares_held(dask_worker=None) -> int:
+    """Shares this worker holds that no task took yet (``client.run`` it: none may be
+    left after a search)."""
+    return sum(1 for key in SHARES if key[0] == dask_worker.address)
 
 
 def loads_under_way(dask_worker=None) -> int:

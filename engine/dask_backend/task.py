@@ -1,7 +1,9 @@
 """The Dask tasks and worker-side calls of a search: the long-running task of one
-worker in one epoch (:func:`run_epoch`), the wait for the search's problem, and the
-client's teardown (:func:`stop_searches`).  The search loop itself is
-:class:`.worker.WorkerSearch`; the problem table is :mod:`.plugin`.
+worker in one epoch (:func:`run_epoch`), its wait for the search's problem and for
+its share of rows, and the client's teardown (:func:`stop_searches`).  The search
+loop itself is :class:`.worker.WorkerSearch`; the problem and share tables are
+:mod:`.plugin` (which says why a share is searched at most once, and never for a
+discarded epoch).
 """
 from __future__ import annotations
 
@@ -10,33 +12,50 @@ import time
 import numpy as np
 
 from ..result import WorkerStats
+from ..stack import make_stack
 from . import plugin
-from .wire import EpochOutcome, EpochSpec
+from .wire import EpochOutcome, EpochSpec, ShareTicket
 from .worker import WorkerSearch
 
 
-def run_epoch(spec: EpochSpec, rows) -> EpochOutcome:
-    """The long-running task of one worker in one epoch."""
+def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
+    """The long-running task of one worker in one epoch.  Its rows are not among its
+    arguments: they were sent to this worker alone, and are taken from the plugin's
+    share table (once)."""
     from distributed import get_worker, secede
 
     worker = get_worker()
     rank = spec.peers.index(worker.address)
     key = (worker.address, spec.search_id, spec.epoch)
     secede()   # a long-running task must not hold the worker's only thread slot
-    problem = _wait_for_problem(worker.address, spec, key)
-    if problem is None:
-        stopped = plugin.STOPPED.pop(key, None) is not None
+
+    def failed(why: str, problem_missing: bool = False) -> EpochOutcome:
         return EpochOutcome(
-            rank=rank, address=worker.address, rows=rows, counters=np.zeros(1, np.int64),
+            rank=rank, address=worker.address, rows=None, counters=np.zeros(1, np.int64),
             best_value=None, best_buffer=None, history=[],
             stats=WorkerStats(worker=worker.address), rows_left_shared=0, stop_reason=None,
-            failure=f"stopped while loading the problem on {worker.address}" if stopped else
-            f"the problem of search {spec.search_id} is not loaded on {worker.address}",
-            problem_missing=not stopped)
+            failure=why, problem_missing=problem_missing)
+
+    problem = _wait_for_problem(worker.address, spec, key)
+    if problem is None:
+        if plugin.STOPPED.get(key) is not None or plugin.ended(worker.address, spec.search_id):
+            plugin.STOPPED.pop(key, None)
+            return failed(f"stopped while loading the problem on {worker.address}")
+        return failed(f"the problem of search {spec.search_id} is not loaded on "
+                      f"{worker.address}", problem_missing=True)
+    share, why = _wait_for_share(worker.address, spec, key, ticket)
+    if share is None:
+        plugin.STOPPED.pop(key, None)
+        return failed(why)
+    rows = make_stack(problem).codec.decode(share.payload)
+    if len(rows) != ticket.n_rows or share.n_rows != ticket.n_rows:
+        return failed(f"the share of epoch {spec.epoch} on {worker.address} has {len(rows)} "
+                      f"rows, {ticket.n_rows} were dealt")
     search = WorkerSearch(worker, spec, rank, rows, problem)
+    del share, rows                 # the stack holds its own copy
     plugin.SEARCHES[key] = search
     early = plugin.STOPPED.pop(key, None)
-    if early is not None:       # stopped before it started: return the rows untouched
+    if early is not None:       # stopped ("cut") before it started: return the rows untouched
         search.handle_stop(early)
     try:
         search.outcome = search.run()
@@ -48,10 +67,6 @@ def run_epoch(spec: EpochSpec, rows) -> EpochOutcome:
         plugin.problem_of(worker.address, spec.search_id)     # used until now
 
 
-#: how often a first-epoch task looks for its problem while the load runs
-LOAD_POLL = 0.005
-
-
 def _wait_for_problem(address: str, spec: EpochSpec, key):
     """The search's problem on this worker; the first epoch's task waits for the load
     that the client sent with it (at most ``spec.load_wait`` s, less if stopped).
@@ -60,22 +75,41 @@ def _wait_for_problem(address: str, spec: EpochSpec, key):
     A stop that ends the epoch as a cut (a peer left gracefully) keeps it waiting: the
     epoch is committed, so this worker must return its rows as a valid outcome, which
     needs the problem (its counters); any other stop discards the epoch."""
-    deadline = time.monotonic() + spec.load_wait
-    while True:
-        problem = plugin.problem_of(address, spec.search_id)
+    found = []
+
+    def ready():
+        problem = plugin.PROBLEMS.get((address, spec.search_id))
         if problem is not None:
-            return problem
-        stop = plugin.STOPPED.get(key)
-        if (stop is not None and stop != "cut") or plugin.ended(address, spec.search_id) \
-                or time.monotonic() >= deadline:
-            return None
-        time.sleep(LOAD_POLL)
+            found.append(problem)
+            return True
+        return plugin.discards(plugin.STOPPED.get(key)) or plugin.ended(address, spec.search_id)
+
+    plugin.wait_for(ready, spec.load_wait)
+    return plugin.problem_of(address, spec.search_id) if found else None
+
+
+def _wait_for_share(address: str, spec: EpochSpec, key, ticket: ShareTicket):
+    """This epoch's share on this worker (taken: no one else gets it), or (None, why):
+    not arrived within ``ticket.wait`` s, or the epoch was discarded meanwhile (then
+    the share, if it comes, is dropped on arrival).  A stop ``cut`` keeps waiting, as
+    for the problem."""
+    arrived = plugin.wait_for(
+        lambda: key in plugin.SHARES or plugin.discards(plugin.STOPPED.get(key))
+        or plugin.ended(address, spec.search_id), ticket.wait)
+    share = plugin.take_share(key)
+    if share is not None and not plugin.discards(plugin.STOPPED.get(key)) \
+            and not plugin.ended(address, spec.search_id):
+        return share, None
+    if share is not None or arrived:
+        return None, f"stopped before the rows of epoch {spec.epoch} reached {address}"
+    return None, (f"the rows of epoch {spec.epoch} did not reach {address} within "
+                  f"{ticket.wait:.0f} s")
 
 
 async def stop_searches(search_id, reason, dask_worker=None):
-    """Stop every epoch of ``search_id`` on this worker and forget its problem (the
-    client's teardown; a coroutine so that the client can send it without waiting).
-    A running epoch keeps its own reference to the problem until it returns."""
+    """Stop every epoch of ``search_id`` on this worker and forget its problem and its
+    shares (the client's teardown; a coroutine so that the client can send it without
+    waiting).  A running epoch keeps its own reference to the problem until it returns."""
     for key, search in list(plugin.SEARCHES.items()):
         if key[0] == dask_worker.address and key[1] == search_id:
             search.handle_stop(reason)

@@ -4,9 +4,12 @@ Every message names its search and its epoch (``search_id``, ``epoch``); a worke
 serves only the epoch it is running, so a message of an aborted epoch finds nobody
 and is answered ``GONE`` (see :mod:`engine.epochs`).
 
-The problem does not travel with an epoch: it is pickled once per search in the
-client and loaded once per worker (``stealsearch_load``, :mod:`.plugin`); an
-:class:`EpochSpec` names the search, and a worker finds the problem in its table.
+Neither the problem nor the rows travel in a task's arguments (the scheduler's
+graph): the problem is pickled once per search in the client and loaded once per
+worker (``stealsearch_load``, :mod:`.plugin`); each epoch's share of rows is sent to
+its worker alone (``stealsearch_share``).  The task carries an :class:`EpochSpec`,
+which names the search, and a :class:`ShareTicket`, which says what share to expect;
+the worker finds both in its plugin's tables.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ COORDINATOR_OPS = ("credit", "report", "request_stop", "progress")
 PREFIX = "stealsearch_"
 
 #: handlers of the set-up path, served by the plugin itself (no search object needed)
-SETUP_OPS = ("load", "unload", "handover", "handovers")
+SETUP_OPS = ("load", "unload", "share", "handover", "handovers")
 
 #: reply of a handler whose (search, epoch) is not (or no longer) on this worker
 GONE = "gone"
@@ -52,6 +55,17 @@ class EpochSpec:
     #: seconds the task may wait on its worker for the search's problem to be loaded
     #: (the first epoch, whose tasks go out with the loads); 0: it must be there
     load_wait: float = 0.0
+
+
+@dataclass(frozen=True)
+class ShareTicket:
+    """What the epoch task of one worker expects of its share (the rows dealt to it,
+    sent beside the task by ``stealsearch_share``): a few numbers, so that the task's
+    arguments stay small whatever the cut."""
+
+    n_rows: int                     # rows dealt (checked against what arrived)
+    nbytes: int                     # the encoded share's size
+    wait: float                     # seconds the task may wait for it to arrive
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pytest
 
 from engine import InputError, SearchFailed, solve
 from engine.cluster import dask_client
+from engine.dask_backend import driver
 from engine.dask_backend.plugin import running_searches
 from problems.uts import UTSProblem
 from procutil import _alive, end_processes
@@ -209,6 +210,53 @@ def test_orphaned_search_stops_when_its_client_is_killed(dask_procs, tmp_path):
             if cli.poll() is None:
                 cli.kill()
                 cli.wait(timeout=10)
+
+
+@pytest.mark.parametrize("nanny", [True, False], ids=["nanny", "no-nanny"])
+def test_sigterm_of_a_worker_mid_search_keeps_the_count_exact(dask_procs, nanny):
+    """SIGTERM of a `dask worker` process while its epoch runs (a scale-down, a
+    preemption notice).  With a nanny (the default), the nanny closes the worker: its
+    plugin ends the epoch as a cut and hands its rows to a peer (no rollback).  Without
+    one, `dask worker --no-nanny` just stops its event loop (distributed 2026.8: the
+    signal handler closes only nannies), which the client sees as a lost worker: that
+    epoch rolls back.  Either way the count stays exact and the processes end."""
+    with dask_procs.client(2) as c:
+        before = set(c.run(os.getpid).values())
+        args = ["worker", dask_procs.addr, "--nthreads", "1", "--host", "127.0.0.1",
+                "--dashboard-address", ":0"] + ([] if nanny else ["--no-nanny"])
+        proc = dask_procs._start(args)
+        c.wait_for_workers(3, timeout=60)
+        joined = {a: p for a, p in c.run(os.getpid).items() if p not in before}
+        assert len(joined) == 1
+        (victim, worker_pid), = joined.items()
+        solve(UTSProblem.preset("default"), client=c)        # the joiner's kernels loaded
+        sent = []
+
+        def term_once_searching():
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if c.run(running_searches, workers=[victim], on_error="ignore").get(victim):
+                    proc.send_signal(signal.SIGTERM)
+                    sent.append(time.monotonic())
+                    return
+                time.sleep(0.005)
+
+        t = threading.Thread(target=term_once_searching, daemon=True)
+        t.start()
+        # long epochs: the signal lands inside one (T1 takes about a second here)
+        r = solve(UTSProblem.preset("T1"), client=c, checkpoint_every=5.0)
+        t.join(60)
+        assert sent, "the worker never ran the search"
+        assert proc.wait(timeout=30) is not None        # the process ended by itself
+        end_processes([worker_pid], grace=10.0)
+        assert not _alive(worker_pid)
+        assert r.count == T1 and r.conservation()["holds"]
+        handed = [who for _, who in r.info["handovers"] if victim in who]
+        if nanny:
+            assert handed and r.recoveries == 0, (r.info["handovers"], r.recoveries)
+        else:
+            assert not handed and r.recoveries >= 1, (r.info["handovers"], r.recoveries)
+        assert victim not in driver.live_workers(c)
 
 
 def test_scheduler_death_is_one_line_and_exit_1(tmp_path):
