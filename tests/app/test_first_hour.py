@@ -208,3 +208,39 @@ def test_liquid_teams_full_prints_what_the_readme_shows(capsys):
     assert "72 full teams (504 teams)" in out
     readme = (ROOT / "README.md").read_text()
     assert "liquid teams example --full --sequential   # 72 full teams (504 teams)" in readme
+
+
+# -- every reader takes its input gzipped ----------------------------------------------------
+
+_DATA = ROOT / "examples" / "data"
+_GZ_CASES = [
+    (["hrel", "{messages.csv}", "--algorithm", "direct"], "length"),
+    (["commclust", "{table.csv}"], "best"),
+    (["commclust", "{trace.txt}", "--format", "trace"], "best"),
+    (["twolevel", "{dag.json}"], "makespan"),
+    (["twolevel", "{tasks.csv}", "--arcs", "{arcs.csv}"], "makespan"),
+    (["clique", "{edges.txt}", "--sequential"], "objective"),
+    (["clique", "{g.clq}", "--sequential"], "objective"),
+    (["liquid", "traffic", "{ring4_alltoall.yaml}", "--sequential"], "length"),
+]
+
+
+@pytest.mark.parametrize("argv, key", _GZ_CASES, ids=lambda x: x if isinstance(x, str) else x[0])
+def test_every_reader_takes_gzip(tmp_path, capsys, argv, key):
+    """The same command on a gzipped copy of each sample input gives the same answer."""
+    import gzip
+    import shutil
+
+    liquid = ROOT / "problems" / "liquid" / "examples"
+    for f in list(_DATA.iterdir()) + list(liquid.glob("*.yaml")):
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+            (tmp_path / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+
+    def run(suffix):
+        words = [str(tmp_path / (w[1:-1] + suffix)) if w.startswith("{") else w for w in argv]
+        assert main(words + ["--json"]) == 0, words
+        return json.loads(capsys.readouterr().out)
+
+    plain, zipped = run(""), run(".gz")
+    assert key in plain and plain[key] == zipped[key]
