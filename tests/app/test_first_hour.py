@@ -244,3 +244,33 @@ def test_every_reader_takes_gzip(tmp_path, capsys, argv, key):
 
     plain, zipped = run(""), run(".gz")
     assert key in plain and plain[key] == zipped[key]
+
+
+# -- hrel FILE with a place flag runs its algorithms there -----------------------------------
+
+def test_hrel_file_with_a_scheduler_runs_every_algorithm_as_a_dask_task(capsys, cluster4):
+    path = str(ROOT / "examples" / "data" / "messages.csv")
+    assert main(["hrel", path, "--algorithm", "all", "--json", "--quiet"]) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert here["backend"] == "sequential"
+    assert main(["hrel", path, "--algorithm", "all", "--json", "--quiet",
+                 "--scheduler", cluster4.scheduler.address]) == 0
+    there = json.loads(capsys.readouterr().out)
+    assert there["backend"] == "dask[4]" and there["verified"] is True
+    assert [r["length"] for r in there["results"]] == [r["length"] for r in here["results"]]
+    assert main(["hrel", path, "--algorithm", "direct", "--scheduler",
+                 cluster4.scheduler.address, "--quiet"]) == 0
+    assert "each algorithm a Dask task on dask[4]" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, extra, fragment", [
+    ("0,a\n", [], "not a number: 'a'"),
+    ("0,1\n1,0\n", ["--groups", "0,a"], "--groups: expected sizes like 4,4 or 2x8, got '0,a'"),
+])
+def test_commclust_0_a_says_what_is_wrong(tmp_path, capsys, content, extra, fragment):
+    """It used to say "need at least 2 processes, got 1"."""
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    assert main(["commclust", str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err and "at least 2 processes" not in err
