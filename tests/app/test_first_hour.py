@@ -274,3 +274,22 @@ def test_commclust_0_a_says_what_is_wrong(tmp_path, capsys, content, extra, frag
     assert main(["commclust", str(path), *extra]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and fragment in err and "at least 2 processes" not in err
+
+
+def test_resume_takes_the_cluster_flags_of_a_new_search(tmp_path, capsys):
+    """A resumed search may move to a bigger place: --workers beyond 4 per core is refused
+    with the advice to add --force, which resume now takes (with --connect-timeout and
+    --wait-workers), as every command that starts a cluster does."""
+    d = tmp_path / "ck"
+    assert main(["uts", "--tree", "T1", "--sequential", "--node-limit", "100000",
+                 "--checkpoint", str(d), "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "interrupted"
+    assert main(["resume", str(d), "--workers", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "add --force" in err
+    assert main(["resume", str(d), "--sequential", "--force", "--connect-timeout", "4",
+                 "--wait-workers", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["count"] == 4130071 and out["matches_published"] is True
+    assert main(["resume", str(d), "--workers", "2", "--connect-timeout", "-1"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
