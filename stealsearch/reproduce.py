@@ -70,7 +70,7 @@ def register(subparsers) -> None:
                     + ", ".join(f"{s} ({p})" for s, p in SEEDS.items()) + ", or all.")
     p.add_argument("seed", metavar="SEED", help="003, 000, 001, 002, 004, a package name, or all")
     p.add_argument("--out", default="reproduce", metavar="DIR",
-                   help="folder of the reports and tables (default: reproduce)")
+                   help="folder of the reports and tables")
     p.add_argument("--quick", action="store_true",
                    help="small instances (each seed in well under a minute)")
     add_backend_arguments(p, policy=False, limits=False)
