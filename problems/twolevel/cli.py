@@ -32,6 +32,10 @@ from engine.inputs import check_output_dir, check_output_path
 
 from .model import TwoLevelInputError
 
+#: The largest random DAG (``--random N``, a sweep's ``--sizes``): 10^5 tasks take ~1 s;
+#: 10^8 had not finished after a minute (generation alone), with no way to stop it.
+MAX_TASKS = 10 ** 7
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -90,8 +94,9 @@ def _load(args):
         raise TwoLevelInputError("twolevel: give exactly one of FILE, --random N, --table1 "
                                  "(or the word 'sweep')")
     if args.random is not None:
-        if args.random < 1:
-            raise TwoLevelInputError(f"--random must be >= 1, got {args.random}")
+        if not 1 <= args.random <= MAX_TASKS:
+            raise TwoLevelInputError(f"--random must be in 1..{MAX_TASKS:,} tasks (as a "
+                                     f"sweep's --sizes), got {args.random}")
         return random_instance(args.random, seed=args.seed, kind=args.kind)
     if args.table1:
         return table1_instance()
@@ -233,7 +238,7 @@ def _run_sweep(args) -> int:
         raise TwoLevelInputError(f"--sizes: expected positive integers, got {args.sizes!r}")
     if min(extras) < 0:
         raise TwoLevelInputError(f"--c2-extra: expected integers >= 0, got {args.c2_extra!r}")
-    if max(sizes) > 10 ** 7:
+    if max(sizes) > MAX_TASKS:
         raise TwoLevelInputError(f"--sizes: at most 10^7 tasks per DAG, got {max(sizes)}")
     if args.out:
         check_output_dir(args.out, TwoLevelInputError)

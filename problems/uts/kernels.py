@@ -121,7 +121,10 @@ def _geometric_children(height, r, p_vec):
             b_i = b0 * (1.0 - depth / gen_mx)
     p = 1.0 / (1.0 + b_i)
     u = r / 2147483648.0
-    x = math.floor(math.log(1.0 - u) / math.log(1.0 - p))
+    lp = math.log(1.0 - p)
+    if lp == 0.0:              # b_i so large that 1 - p rounds to 1: all children allowed
+        return 1000000000
+    x = math.floor(math.log(1.0 - u) / lp)
     if not (x > 0.0):          # also catches NaN and -0.0
         return 0
     if x > 1e9:

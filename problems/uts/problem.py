@@ -24,6 +24,7 @@ every stack, so a kernel call allocates nothing.
 """
 from __future__ import annotations
 
+import math
 import shlex
 import warnings
 from dataclasses import asdict, dataclass
@@ -34,7 +35,11 @@ from engine.errors import InputError, InputWarning
 from engine.problem import Mode, Problem
 
 from . import kernels as K
-from .kernels import BIN, HYBRID
+from .kernels import BALANCED, BIN, GEO, HYBRID
+
+#: The largest b0 of a binomial or balanced tree (children of one node, each a stack row
+#: and a row of the child-index table; T3's root has 2000).
+MAX_B0_ROWS = 100_000
 
 
 class UTSParameterError(InputError):
@@ -84,8 +89,18 @@ class UTSParams:
             raise UTSParameterError(f"-a (geometric shape) must be 0..3, got {self.shape}")
         if self.gen_mx < 1:
             raise UTSParameterError(f"-d (gen_mx) must be >= 1, got {self.gen_mx}")
-        if not self.b0 > 0:
+        if not self.b0 > 0 or not math.isfinite(self.b0):
             raise UTSParameterError(f"-b (b0) must be > 0, got {self.b0}")
+        if self.tree_type in (BIN, BALANCED) and self.b0 > MAX_B0_ROWS:
+            # b0 is then a node's number of children: that many stack rows per node
+            raise UTSParameterError(f"-b (b0) of a binomial or balanced tree is the root's "
+                                    f"(or every node's) number of children: at most "
+                                    f"{MAX_B0_ROWS:,}, got {self.b0:g}")
+        if (self.tree_type in (GEO, HYBRID) and self.shape == K.EXPDEC and self.gen_mx < 2):
+            raise UTSParameterError("-a 1 (expdec) divides by log(gen_mx): -d must be >= 2, "
+                                    f"got {self.gen_mx}")
+        if not math.isfinite(self.shift_depth):
+            raise UTSParameterError(f"-f (shift depth) must be a finite number, got {self.shift_depth}")
         if not 0.0 <= self.q <= 1.0:
             raise UTSParameterError(f"-q (non-leaf probability) must be in [0, 1], got {self.q}")
         if self.m < 0:

@@ -296,3 +296,27 @@ def test_resume_takes_the_cluster_flags_of_a_new_search(tmp_path, capsys):
     assert out["count"] == 4130071 and out["matches_published"] is True
     assert main(["resume", str(d), "--workers", "2", "--connect-timeout", "-1"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("graph, fragment", [
+    ("K2000", "more than 20000 1-factors"),          # (n-1)!! factors: it never ended
+    ("K16", "more than 20000 1-factors"),
+    ("K100000000", "a named graph has 1 to 2000"),   # the edge list alone: 10^16 pairs
+    ("K3,99999999", "a named graph has 1 to 2000"),
+])
+def test_factorize_refuses_graphs_with_too_many_factors(capsys, graph, fragment):
+    assert main(["factorize", graph, "1", "--sequential"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
+def test_factorize_of_a_long_cycle_needs_no_deep_python_stack():
+    """k_factors recurses once per vertex (a RecursionError at ~1000 vertices before)."""
+    import numpy as np
+
+    from problems.clique.generators import k_factors
+    from problems.clique.model import Graph
+
+    n = 3000
+    cycle = Graph.from_edges(n, np.array([(i, (i + 1) % n) for i in range(n)]), name="C3000")
+    assert len(k_factors(cycle, 2)) == 1 and len(k_factors(cycle, 1)) == 2

@@ -69,3 +69,27 @@ def test_likely_infinite_trees_are_refused(capsys, options):
     assert main(["uts", "--options", options, "--sequential"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "error: q*m" in err
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ("-t 1 -a 1 -d 1", "-d must be >= 2"),                 # expdec: log(gen_mx) = 0
+    ("-t 0 -b 1e9", "at most 100,000"),                    # a billion stack rows per node
+    ("-t 3 -b 200000 -d 2", "at most 100,000"),
+    ("-t 2 -f nan", "-f (shift depth) must be a finite number"),
+    ("-t 1 -b inf", "-b (b0) must be > 0"),
+])
+def test_parameters_that_would_crash_the_kernel_are_refused(capsys, options, fragment):
+    assert main(["uts", "--options", options, "--sequential", "--node-limit", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
+@pytest.mark.parametrize("options", ["-t 1 -d 99999999 -b 1e300", "-t 1 -a 1 -d 2 -b 1e300",
+                                     "-t 1 -a 2 -b 1e-300 -d 5"])
+def test_extreme_geometric_trees_run(capsys, options):
+    """b_i so large that 1 - 1/(1 + b_i) rounds to 1 divided by log(1) = 0 in the kernel
+    (a ZeroDivisionError traceback): now the node has all the children it may have."""
+    assert main(["uts", "--options", options, "--sequential", "--node-limit", "3000",
+                 "--json", "--quiet"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert 1 <= d["count"] <= 3000
