@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.errors import InputError
+from engine.inputs import check_output_dir
 
 from .sweep import KINDS
 
@@ -92,9 +93,7 @@ def run(args) -> int:
     seeds = seeds_of(args.seed)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {args.out}: exists and is not a folder")
+    out = check_output_dir(args.out)     # a file, or a folder that cannot be made: one line
     code = 0
     if args.sequential:
         for seed in seeds:

@@ -192,6 +192,8 @@ def _run_sweep(args) -> int:
     labels = list(_load_sources(args, allow_many=True))
     if args.out:
         check_output_dir(args.out, CommTableError)
+    if args.tie_seeds > 10_000:      # each seed is a sweep item, made before any runs
+        raise CommTableError(f"--tie-seeds: at most 10000, got {args.tie_seeds}")
     seeds = list(range(args.first_tie_seed, args.first_tie_seed + args.tie_seeds))
     files = list(dict.fromkeys(args.sources))
     spec = sweep_grid(seeds, files=files, examples=list(dict.fromkeys(args.example)),

@@ -193,6 +193,8 @@ def _run_sweep(args) -> int:
         check_output_dir(args.out, HRelationInputError)
     check_plot_path(args.plot, HRelationInputError)
     t0 = time.perf_counter()
+    if args.seeds > 10_000:          # each seed is sweep items, made before any runs
+        raise HRelationInputError(f"hrel sweep: --seeds at most 10000, got {args.seeds}")
     seeds = range(args.seed, args.seed + args.seeds)
     spec = sweep_grid(Ps, hs, skews, seeds, algos)
     with client_from_args(args) as client:

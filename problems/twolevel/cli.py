@@ -243,6 +243,8 @@ def _run_sweep(args) -> int:
     if args.out:
         check_output_dir(args.out, TwoLevelInputError)
     twolevel.warmup()   # compile the numba kernels once here, before the workers load them
+    if args.seeds > 10_000:          # each seed is sweep items, made before any runs
+        raise TwoLevelInputError(f"--seeds: at most 10000, got {args.seeds}")
     seeds = range(args.seed, args.seed + args.seeds)
     spec = sweep_grid(kinds, sizes, seeds, extras)
     t0 = time.perf_counter()

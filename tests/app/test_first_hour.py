@@ -320,3 +320,31 @@ def test_factorize_of_a_long_cycle_needs_no_deep_python_stack():
     n = 3000
     cycle = Graph.from_edges(n, np.array([(i, (i + 1) % n) for i in range(n)]), name="C3000")
     assert len(k_factors(cycle, 2)) == 1 and len(k_factors(cycle, 1)) == 2
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["clique", "--gnp", "10", "0.5", "--mode", "decide", "--k", "99999999999999999999",
+      "--sequential"], "k must be at most"),                       # numba OverflowError
+    (["commclust", "--example", "cg8", "--groups", "99999999999x8"], "--groups: at most"),
+    (["commclust", "--example", "cg8", "--groups", "4,99999999999"], "--groups: at most"),
+    (["commclust", "sweep", "--example", "cg8", "--tie-seeds", "100000000", "--sequential"],
+     "--tie-seeds: at most 10000"),                                # 10^8 items made first
+    (["twolevel", "sweep", "--seeds", "100000000", "--sequential"], "--seeds: at most 10000"),
+    (["hrel", "sweep", "--seeds", "100000000", "--sequential"], "--seeds at most 10000"),
+    (["twolevel", "--random", "100000000"], "--random must be in 1..10,000,000"),
+])
+def test_huge_numbers_are_one_line_not_a_crash_or_a_hang(capsys, argv, fragment):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
+def test_reproduce_into_a_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["reproduce", "002", "--quick", "--sequential", "--out",
+                 str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot create" in err
+    assert main(["reproduce", "002", "--quick", "--sequential", "--out", str(blocker)]) == 2
+    assert "it is a file" in capsys.readouterr().err
