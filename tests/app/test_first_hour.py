@@ -112,10 +112,24 @@ def test_unwritable_outputs_are_one_line_before_any_work(tmp_path, capsys):
         assert err.count("\n") == 1 and "cannot write" in err, (argv, err)
 
 
-def test_no_file_written_unless_asked(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("argv", [
+    ["hrel", "sweep", "--sequential", "--P", "4", "--h", "2", "--skews", "0", "--seeds", "1",
+     "--algorithms", "direct"],
+    ["hrel", "--random", "4", "4"],
+    ["liquid", "t1-study", "--limit", "2", "--sequential"],
+    ["liquid", "example", "--sequential"],
+    ["commclust", "sweep", "--example", "cg8", "--tie-seeds", "2", "--sequential"],
+    ["commclust", "--example", "cg8"],
+    ["twolevel", "sweep", "--sizes", "10", "--seeds", "1", "--kinds", "sp", "--sequential"],
+    ["twolevel", "--table1"],
+    ["clique", "--gnp", "20", "0.5", "--sequential"],
+    ["uts", "--sequential"],
+    ["sweep", str(ROOT / "benchmarks" / "grids" / "hrelation_small.yaml"), "--sequential",
+     "--limit", "2"],
+], ids=lambda a: " ".join(a[:2]))
+def test_no_file_written_unless_asked(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
-    assert main(["hrel", "sweep", "--sequential", "--P", "4", "--h", "2", "--skews", "0",
-                 "--seeds", "1", "--algorithms", "direct"]) == 0
+    assert main(argv) == 0
     assert list(tmp_path.iterdir()) == []
 
 
@@ -348,3 +362,19 @@ def test_reproduce_into_a_folder_that_cannot_be_made_is_one_line(tmp_path, capsy
     assert err.count("\n") == 1 and "cannot create" in err
     assert main(["reproduce", "002", "--quick", "--sequential", "--out", str(blocker)]) == 2
     assert "it is a file" in capsys.readouterr().err
+
+
+def test_version_and_python_dash_m():
+    """``stealsearch --version`` names the installed distribution's version, and
+    ``python -m stealsearch`` is the same command (exit codes included)."""
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    want = f"stealsearch {version('stealsearch')}"
+    proc = subprocess.run([sys.executable, "-m", "stealsearch", "--version"],
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout.strip(), proc.stderr) == (0, want, "")
+    proc = subprocess.run([sys.executable, "-m", "stealsearch", "uts", "--workers", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stdout == ""
