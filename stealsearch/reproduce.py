@@ -100,9 +100,11 @@ def run(args) -> int:
             code = max(code, _report(seed, out, args.quick, None, args.json))
         return code
     from engine.cluster import dask_client
+    from engine.commandline import cluster_options
 
+    # --force, --connect-timeout, --wait-workers were accepted and then ignored
     with dask_client(workers=args.workers, scheduler=args.scheduler,
-                     config=args.cluster_config) as client:
+                     config=args.cluster_config, **cluster_options(args)) as client:
         for seed in seeds:
             code = max(code, _report(seed, out, args.quick, client, args.json))
     return code

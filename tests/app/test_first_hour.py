@@ -378,3 +378,50 @@ def test_version_and_python_dash_m():
     proc = subprocess.run([sys.executable, "-m", "stealsearch", "uts", "--workers", "0"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stdout == ""
+
+
+#: The flags every command that runs on the cluster takes (issue #11, "one CLI").
+BACKEND_FLAGS = {"--workers", "--sequential", "--scheduler", "--cluster-config", "--time-limit",
+                 "--progress", "--quiet", "--json", "--force", "--connect-timeout",
+                 "--wait-workers"}
+#: Where a flag is missing on purpose, and why.
+NOT_TAKEN = {
+    ("demo",): BACKEND_FLAGS - {"--workers", "--force"},     # a tour on its own LocalCluster
+    ("reproduce",): {"--time-limit"},     # a report is built from its whole grid
+    ("resume",): {"--progress", "--quiet", "--json"},   # the stored command's output flags
+}
+#: Commands that generate an instance: each takes --seed.
+SEEDED = {("clique",), ("hrel",), ("twolevel",), ("commclust",)}
+
+
+def test_every_cluster_command_takes_the_same_backend_flags():
+    for path, parser in _all_parsers(build_parser()):
+        if not path or any(isinstance(a, __import__("argparse")._SubParsersAction)
+                           for a in parser._actions):
+            continue                                       # the top level, 'liquid'
+        opts = {o for a in parser._actions for o in a.option_strings}
+        missing = BACKEND_FLAGS - opts - NOT_TAKEN.get(path, set())
+        assert missing == set(), (path, sorted(missing))
+        if path in SEEDED:
+            assert "--seed" in opts, path
+
+
+def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, tmp_path):
+    """reproduce accepted --force, --connect-timeout and --wait-workers and dropped them."""
+    import engine.cluster
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_client(**kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(engine.cluster, "dask_client", fake_client)
+    with pytest.raises(Stop):
+        main(["reproduce", "002", "--quick", "--workers", "3", "--force", "--connect-timeout",
+              "7", "--wait-workers", "9", "--out", str(tmp_path)])
+    assert seen["workers"] == 3 and seen["force"] is True
+    assert seen["connect_timeout"] == 7 and seen["wait_workers"] == 9
