@@ -7,6 +7,7 @@ nodes/s per worker, speed-ups as ratios against the sequential median of the sam
 run, and per-worker node balance (std dev, as seed 003 Tables 4.4-4.5).
 
     python -m benchmarks.bench_uts                    # T1, T3, T1L; 1 and 2 workers
+    python -m benchmarks.bench_uts --trees T1 T3 T1L T3L   # `make bench-full`: + T3L (111 M nodes)
     python -m benchmarks.bench_uts --trees T1 T3 T1L --workers 1 2 4 8 16 --runs 3
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Sequence
 
-from engine.commandline import OneLineParser, one_line_warnings
+from engine.commandline import OneLineParser, add_cluster_arguments, one_line_warnings
 from engine.errors import InputError, SearchFailed
 
 from . import __version__
@@ -53,7 +53,8 @@ def build_parser() -> OneLineParser:
 #: flags of the stored command that the resume command replaces
 _WHERE_FLAGS = {"--workers": 1, "--sequential": 0, "--scheduler": 1, "--cluster-config": 1,
                 "--ramp-up": 0, "--grace": 1,
-                "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1}
+                "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1,
+                "--force": 0, "--connect-timeout": 1, "--wait-workers": 1}
 
 
 def _register_resume(sub) -> None:
@@ -78,6 +79,8 @@ def _register_resume(sub) -> None:
                    help="stop after S more seconds")
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
                    help="stop after about N more nodes")
+    # the new place may need them as a new search does (e.g. --workers 16 on 2 cores)
+    add_cluster_arguments(p)
     p.set_defaults(func=_run_resume)
 
 
@@ -103,12 +106,14 @@ def _run_resume(args) -> int:
         raise CheckpointError(f"checkpoint {args.dir}: written through the Python API (no "
                               "command stored); continue it with engine.resume()")
     new = _strip(list(argv))
-    for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit"):
+    for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
+                 "connect_timeout", "wait_workers"):
         value = getattr(args, flag)
         if value is not None:
             new += [f"--{flag.replace('_', '-')}", str(value)]
-    if args.sequential:
-        new.append("--sequential")
+    for flag in ("sequential", "force"):
+        if getattr(args, flag):
+            new.append(f"--{flag}")
     inner = build_parser().parse_args(new)
     inner.resume_from = args.dir
     inner.stealsearch_argv = list(argv)

@@ -26,6 +26,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help="a short tour on a LocalCluster of 2 workers")
     p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                    help="worker processes of the LocalCluster")
+    p.add_argument("--force", action="store_true",
+                   help="start more worker processes than the machine's cores and memory "
+                        "allow (more than 4 per core, or ~300 MB each)")
     p.set_defaults(func=run)
 
 
@@ -34,9 +37,11 @@ def run(args) -> int:
 
     check_workers(args)
     t0 = time.perf_counter()
-    print(f"stealsearch demo: starting a LocalCluster of {args.workers} worker processes")
     ok = True
-    with dask_client(workers=args.workers) as client:
+    # the line comes once the cluster runs: a refused --workers prints only its error
+    with dask_client(workers=args.workers, force=args.force) as client:
+        print(f"stealsearch demo: a LocalCluster of {args.workers} worker processes "
+              f"(started in {time.perf_counter() - t0:.1f} s)", flush=True)
         for i, (module, fn) in enumerate(SECTIONS):
             section = getattr(importlib.import_module(module), fn)
             if i:

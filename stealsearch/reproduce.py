@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.errors import InputError
+from engine.inputs import check_output_dir
 
 from .sweep import KINDS
 
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
                     + ", ".join(f"{s} ({p})" for s, p in SEEDS.items()) + ", or all.")
     p.add_argument("seed", metavar="SEED", help="003, 000, 001, 002, 004, a package name, or all")
     p.add_argument("--out", default="reproduce", metavar="DIR",
-                   help="folder of the reports and tables (default: reproduce)")
+                   help="folder of the reports and tables")
     p.add_argument("--quick", action="store_true",
                    help="small instances (each seed in well under a minute)")
     add_backend_arguments(p, policy=False, limits=False)
@@ -92,18 +93,18 @@ def run(args) -> int:
     seeds = seeds_of(args.seed)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {args.out}: exists and is not a folder")
+    out = check_output_dir(args.out)     # a file, or a folder that cannot be made: one line
     code = 0
     if args.sequential:
         for seed in seeds:
             code = max(code, _report(seed, out, args.quick, None, args.json))
         return code
     from engine.cluster import dask_client
+    from engine.commandline import cluster_options
 
+    # --force, --connect-timeout, --wait-workers were accepted and then ignored
     with dask_client(workers=args.workers, scheduler=args.scheduler,
-                     config=args.cluster_config) as client:
+                     config=args.cluster_config, **cluster_options(args)) as client:
         for seed in seeds:
             code = max(code, _report(seed, out, args.quick, client, args.json))
     return code

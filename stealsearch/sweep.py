@@ -5,17 +5,24 @@
     stealsearch sweep benchmarks/grids/clique_gnp.yaml --out results/ --workers 2
 
 The grid's item kinds are resolved by :data:`KINDS`: a name -> ``"module:function"``,
-imported only where an item of that kind runs.  The table ``OUT/<grid name>.csv`` grows
-row by row; run the same command again to finish what an earlier run did not (rows
-with status ``ok`` are kept and skipped).  Exit code 0 when every item run now succeeded,
+imported only where an item of that kind runs.  With ``--out DIR`` the table
+``DIR/<grid name>.csv`` grows row by row; run the same command again to finish what an
+earlier run did not (rows with status ``ok`` are kept and skipped).  Without ``--out``
+nothing is written where the user works (the table lives in a temporary folder for the
+run, as in the packages' sweep commands) and the summary is all that remains.
+``--time-limit S`` bounds the whole sweep: nothing starts after S seconds, items in
+flight are left for a later run, and the summary says so.  Exit code 0 when every item run now succeeded,
 1 when some failed or timed out (their rows say why), 2 for a bad grid or flag, 130 on
 Ctrl-C (the table keeps every finished row).
 """
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 
-from engine.commandline import add_backend_arguments, cluster_options, print_json
+from engine.commandline import (add_backend_arguments, cluster_options, non_negative_float,
+                                print_json)
 from engine.errors import InputError
 
 #: Item kinds of the sweeps: name -> "module:function" (see each function's docstring).
@@ -40,12 +47,16 @@ def register(subparsers) -> None:
                     "append one row per item to OUT/<name>.csv; a re-run skips the items "
                     "already done.  Item kinds: " + ", ".join(KINDS) + ".")
     p.add_argument("grid", metavar="GRID.yaml", help="the grid file")
-    p.add_argument("--out", default="results", metavar="DIR",
-                   help="folder of the result table")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="folder of the result table, kept: the same command then resumes "
+                        "(none kept when absent)")
     p.add_argument("--limit", type=int, default=None, metavar="K",
                    help="run at most K items now (a later run does the rest)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="per-item limit in seconds for items whose grid sets none")
+    p.add_argument("--time-limit", type=non_negative_float, default=None, metavar="S",
+                   help="stop the whole sweep after S seconds: nothing starts later, the "
+                        "items in flight are left for a later run (no limit when absent)")
     add_backend_arguments(p, policy=False, limits=False)
     p.set_defaults(func=run)
 
@@ -64,22 +75,29 @@ def run(args) -> int:
     if progress is None and args.json:
         progress = False
     written = []
-    try:
-        if args.sequential:
-            summary = run_sweep(grid, args.out, client=None, progress=progress,
-                                limit=args.limit, timeout=args.timeout, on_row=written.append)
-        else:
-            from engine.cluster import dask_client
+    limits = dict(limit=args.limit, timeout=args.timeout, time_limit=args.time_limit,
+                  on_row=written.append, progress=progress)
+    with contextlib.ExitStack() as stack:
+        # no --out: the table lives in a temporary folder for this run only
+        out = args.out or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="stealsearch-sweep-"))
+        try:
+            if args.sequential:
+                summary = run_sweep(grid, out, client=None, **limits)
+            else:
+                from engine.cluster import dask_client
 
-            with dask_client(workers=args.workers, scheduler=args.scheduler,
-                             config=args.cluster_config, **cluster_options(args)) as client:
-                summary = run_sweep(grid, args.out, client=client, progress=progress,
-                                    limit=args.limit, timeout=args.timeout,
-                                    on_row=written.append)
-    except KeyboardInterrupt:
-        print(f"stealsearch sweep: interrupted after {len(written)} new rows; the table keeps "
-              "them, run the same command again to resume", file=sys.stderr)
-        raise
+                with dask_client(workers=args.workers, scheduler=args.scheduler,
+                                 config=args.cluster_config, **cluster_options(args)) as client:
+                    summary = run_sweep(grid, out, client=client, **limits)
+        except KeyboardInterrupt:
+            print(f"stealsearch sweep: interrupted after {len(written)} new rows; "
+                  + ("the table keeps them, run the same command again to resume" if args.out
+                     else "none kept (give --out DIR to keep a table that a re-run resumes)"),
+                  file=sys.stderr)
+            raise
+    if not args.out:
+        summary.table, summary.parquet = None, None          # gone with the folder
     if args.json:
         out = summary.as_dict()
         out["failures"] = [{"key": k, "kind": kind, "status": st, "error": e}
@@ -89,8 +107,11 @@ def run(args) -> int:
         print(f"sweep {summary.grid}: {summary.total} items, {summary.done_before} done before, "
               f"ran {summary.ran}: {summary.ok} ok, {summary.failed} failed, "
               f"{summary.timeout} timed out ({summary.seconds:.1f} s)"
-              + (f"; {summary.remaining} left for a later run" if summary.remaining else ""))
-        print(f"  table    {summary.table}")
+              + ("; stopped by --time-limit" if summary.time_limited else "")
+              + (f"; {summary.remaining} left for a later run" if summary.remaining and args.out
+                 else f"; {summary.remaining} not run" if summary.remaining else ""))
+        if summary.table:
+            print(f"  table    {summary.table}")
         if summary.parquet:
             print(f"  parquet  {summary.parquet}")
         for key, kind, status, err in summary.failures[:SHOW_FAILURES]:

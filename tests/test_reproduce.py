@@ -109,4 +109,4 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     f.write_text("keep")
     assert main(["reproduce", "002", "--quick", "--sequential", "--out", str(f)]) == 2
     assert f.read_text() == "keep"
-    assert "is not a folder" in capsys.readouterr().err
+    assert "it is a file, not a directory" in capsys.readouterr().err

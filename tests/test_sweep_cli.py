@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import networkx as nx
 import pytest
@@ -190,3 +191,26 @@ items:
     n = len(cluster4.scheduler_info()["workers"])
     assert big["backend"] == f"dask[{n}]" and big["count"] == "1732"
     assert all(r["worker"].startswith("tcp://") for r in rows if r["size"] == "small")
+
+
+def test_no_out_writes_nothing_and_time_limit_bounds_the_whole_sweep(tmp_path, monkeypatch,
+                                                                     capsys):
+    """Without --out the table lives in a temporary folder (no ``results/`` appears where
+    the user works); --time-limit 0 starts nothing and says so; with --out the items not
+    run are left for the same command, which finishes them."""
+    grid = str(Path(__file__).resolve().parents[1] / "benchmarks" / "grids" /
+               "hrelation_small.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", grid, "--sequential", "--limit", "3", "--json", "--quiet"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["ran"], d["ok"], d["table"]) == (3, 3, None)
+    assert list(tmp_path.iterdir()) == []
+    assert main(["sweep", grid, "--sequential", "--time-limit", "0", "--out", "o", "--json",
+                 "--quiet"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["time_limited"] is True and d["ran"] == 0 and d["remaining"] == d["total"] == 48
+    assert main(["sweep", grid, "--sequential", "--out", "o", "--json", "--quiet"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["time_limited"] is False and d["ran"] == d["ok"] == 48 and d["remaining"] == 0
+    assert main(["sweep", grid, "--sequential", "--time-limit", "-1"]) == 2
+    assert "--time-limit" in capsys.readouterr().err

@@ -20,11 +20,16 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from math import comb
 
 import numpy as np
 
 from .model import CliqueInputError, Graph, pack_rows, words_for
+
+#: The most vertices a generated design or factor graph may have (a clique search over
+#: more would not end in reasonable time; the seed's instances have a few hundred).
+MAX_VERTICES = 20000
 
 
 def gnp(n: int, p: float, seed: int = 1) -> Graph:
@@ -66,8 +71,9 @@ def design_graph(t: int, v: int, k: int) -> Graph:
     t, v, k = int(t), int(v), int(k)
     if not (1 <= t <= k <= v):
         raise CliqueInputError(f"design parameters need 1 <= t <= k <= v, got t={t} v={v} k={k}")
-    if comb(v, k) > 20000:
-        raise CliqueInputError(f"C({v},{k}) = {comb(v, k)} k-subsets is too many vertices (> 20000)")
+    if comb(v, k) > MAX_VERTICES:
+        raise CliqueInputError(f"C({v},{k}) = {comb(v, k)} k-subsets is too many vertices "
+                               f"(> {MAX_VERTICES})")
     blocks = list(itertools.combinations(range(v), k))
     inc = np.zeros((len(blocks), v), dtype=np.int32)
     for r, b in enumerate(blocks):
@@ -101,13 +107,22 @@ def decode_design(blocks, t: int, v: int) -> dict:
 
 # -- factorizations -------------------------------------------------------------------
 
-def k_factors(graph: Graph, k: int) -> list[tuple[tuple[int, int], ...]]:
+def k_factors(graph: Graph, k: int,
+              limit: int | None = MAX_VERTICES) -> list[tuple[tuple[int, int], ...]]:
     """All k-factors (spanning k-regular subgraphs) of ``graph``, each a sorted tuple of
     0-based edges ``(u, v)``, u < v.  Vertices are settled in increasing order: vertex
     v picks its missing edges among its later neighbours, so each factor appears once.
 
+    More than ``limit`` factors (the vertices of the factor graph a clique search gets)
+    raise :class:`CliqueInputError` as soon as the enumeration passes it: K_n has
+    (n-1)!! 1-factors, so ``factorize K2000 1`` would otherwise never end.
+
     >>> len(k_factors(named_graph("cube"), 1)), len(k_factors(named_graph("K5"), 2))
     (9, 12)
+    >>> k_factors(named_graph("K16"), 1)
+    Traceback (most recent call last):
+    ...
+    problems.clique.model.CliqueInputError: K16 has more than 20000 1-factors: the factor graph would be too large for a clique search (at most 20000 vertices)
     """
     n, k = graph.n, int(k)
     if k < 1:
@@ -122,6 +137,10 @@ def k_factors(graph: Graph, k: int) -> list[tuple[tuple[int, int], ...]]:
             v += 1
         if v == n:
             out.append(tuple(sorted(chosen)))
+            if limit is not None and len(out) > limit:
+                raise CliqueInputError(
+                    f"{graph.name} has more than {limit} {k}-factors: the factor graph would "
+                    f"be too large for a clique search (at most {limit} vertices)")
             return
         need = k - deg[v]
         later = [u for u in nbrs[v] if u > v and deg[u] < k]
@@ -139,7 +158,13 @@ def k_factors(graph: Graph, k: int) -> list[tuple[tuple[int, int], ...]]:
                 chosen.pop()
 
     if n:
-        settle(0)
+        # one level of recursion per vertex: a 2000-vertex cycle's one 2-factor needs 2000
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, n + 200))
+        try:
+            settle(0)
+        finally:
+            sys.setrecursionlimit(old)
     return out
 
 
@@ -197,6 +222,17 @@ def decode_factorization(graph: Graph, factors, k: int) -> dict:
     return {"factors": [[list(e) for e in f] for f in factors], "is_factorization": ok}
 
 
+#: The most vertices of a named complete (bipartite) graph: K2000 has ~2 M edges, and
+#: its factors are far too many long before (see :func:`k_factors`).
+MAX_NAMED_VERTICES = 2000
+
+
+def _check_named_size(name: str, n: int) -> None:
+    if not 1 <= n <= MAX_NAMED_VERTICES:
+        raise CliqueInputError(f"graph {name!r}: {n} vertices; a named graph has 1 to "
+                               f"{MAX_NAMED_VERTICES}")
+
+
 def named_graph(name: str) -> Graph:
     """Small named graphs for ``stealsearch factorize``: ``cube`` (Q3), ``Kn``
     (complete graph on n vertices), ``Kn,n`` (complete bipartite), ``petersen``.
@@ -215,11 +251,13 @@ def named_graph(name: str) -> Graph:
     if key.startswith("k") and "," in key:
         a, b = key[1:].split(",", 1)
         if a.isdigit() and b.isdigit():
+            _check_named_size(name, int(a) + int(b))
             g = nx.complete_bipartite_graph(int(a), int(b))
             return Graph.from_edges(int(a) + int(b), np.array(list(g.edges())).reshape(-1, 2),
                                     name=f"K{a},{b}")
     if key.startswith("k") and key[1:].isdigit():
         n = int(key[1:])
+        _check_named_size(name, n)
         i, j = np.triu_indices(n, 1)
         return Graph.from_edges(n, np.stack([i, j], 1), name=f"K{n}")
     raise CliqueInputError(f"unknown graph name {name!r}; expected cube, petersen, Kn, Kn,m or a file")

@@ -76,6 +76,9 @@ HEURISTICS = ("greedy", "none")
 HEURISTIC_EFFORT = 2_000_000
 
 
+#: The largest decide target (the kernels' incumbent is an int64).
+MAX_K = 2 ** 62
+
 class CliqueProblem(Problem):
     """A clique search on ``graph``; see the module docstring for modes and bounds."""
 
@@ -113,6 +116,9 @@ class CliqueProblem(Problem):
                 raise CliqueInputError("mode decide needs --k K, the clique size to find")
             if int(k) < 1:
                 raise CliqueInputError(f"k must be >= 1, got {k}")
+            if int(k) > MAX_K:
+                # the kernel's incumbent is an int64; any k above n simply has no clique
+                raise CliqueInputError(f"k must be at most {MAX_K} (2^62), got {k}")
         self.graph = graph
         self.clique_mode = mode
         self.bound = bound

@@ -26,6 +26,10 @@ import numpy as np
 from .model import CommTableError, validate_table
 
 
+#: The most groups, and the largest group, ``--groups`` accepts.
+MAX_GROUPS = 1 << 20
+
+
 def parse_groups(text: str) -> list[int]:
     """``"4,4"`` -> ``[4, 4]``; also ``"2x8"`` (2 groups of 8).
 
@@ -36,13 +40,18 @@ def parse_groups(text: str) -> list[int]:
     try:
         if "x" in s:
             count, size = s.split("x", 1)
-            groups = [int(size)] * int(count)
+            groups = [int(size)] * min(int(count), MAX_GROUPS + 1)   # checked below
         else:
             groups = [int(x) for x in s.split(",") if x.strip()]
     except ValueError:
         raise CommTableError(f"--groups: expected sizes like 4,4 or 2x8, got {text!r}") from None
     if not groups or any(g <= 0 for g in groups):
         raise CommTableError(f"--groups: sizes must be positive integers, got {text!r}")
+    if len(groups) > MAX_GROUPS or max(groups) > MAX_GROUPS:
+        # a table has at most 16384 processes: larger figures are typos (and 10^11
+        # groups ran out of memory)
+        raise CommTableError(f"--groups: at most {MAX_GROUPS} groups of at most "
+                             f"{MAX_GROUPS} processes, got {text!r}")
     return groups
 
 

@@ -11,7 +11,8 @@ Usage::
 
 The positional argument is a message file (.csv/.npy/.json, optionally .gz) or the word
 ``sweep``.  A single instance runs in this process unless a place is named (``--workers``,
-``--scheduler``, ``--cluster-config``): then every algorithm is one Dask task.  A sweep is a
+``--scheduler``, ``--cluster-config``): then every algorithm is one Dask task (the JSON's
+``backend``: ``sequential`` or ``dask[N]``).  A sweep is a
 grid for the one sweep runner (:mod:`engine.sweep`): one item per (P, h, skew, seed,
 algorithm), run as Dask tasks on a LocalCluster of 2 workers by default, in this process
 with ``--sequential``; ``--time-limit`` stops it and reports the finished part as
@@ -107,8 +108,10 @@ def run(args: argparse.Namespace) -> int:
     verify = not args.no_verify
     keep = bool(args.out)
     t0 = time.perf_counter()
+    backend = "sequential"
     if _place_named(args):
         with client_from_args(args) as client:
+            backend = f"dask[{len(client.scheduler_info()['workers'])}]"
             records, interrupted = run_tasks(client, run_algorithm,
                                              [(m, n, verify, keep) for n in names],
                                              args.time_limit,
@@ -142,9 +145,11 @@ def run(args: argparse.Namespace) -> int:
                    "wall_seconds": total, "results": records}
         obj["status"] = "interrupted" if interrupted else "complete"
         obj["not_run"] = skipped
+        obj["backend"] = backend          # where the algorithms ran: this process, or Dask tasks
         print_json(obj)
     else:
-        print(f"h-relation {source}: P={best['P']}, h={best['h']}")
+        print(f"h-relation {source}: P={best['P']}, h={best['h']}"
+              + ("" if backend == "sequential" else f"; each algorithm a Dask task on {backend}"))
         print(f"{'algorithm':<11} {'length':>10} {'length/h':>9} {'bound':>10} {'rounds':>7} "
               f"{'verified':>8} {'seconds':>8}")
         for r in records:
@@ -188,6 +193,8 @@ def _run_sweep(args) -> int:
         check_output_dir(args.out, HRelationInputError)
     check_plot_path(args.plot, HRelationInputError)
     t0 = time.perf_counter()
+    if args.seeds > 10_000:          # each seed is sweep items, made before any runs
+        raise HRelationInputError(f"hrel sweep: --seeds at most 10000, got {args.seeds}")
     seeds = range(args.seed, args.seed + args.seeds)
     spec = sweep_grid(Ps, hs, skews, seeds, algos)
     with client_from_args(args) as client:

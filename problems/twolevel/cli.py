@@ -32,6 +32,10 @@ from engine.inputs import check_output_dir, check_output_path
 
 from .model import TwoLevelInputError
 
+#: The largest random DAG (``--random N``, a sweep's ``--sizes``): 10^5 tasks take ~1 s;
+#: 10^8 had not finished after a minute (generation alone), with no way to stop it.
+MAX_TASKS = 10 ** 7
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -90,8 +94,9 @@ def _load(args):
         raise TwoLevelInputError("twolevel: give exactly one of FILE, --random N, --table1 "
                                  "(or the word 'sweep')")
     if args.random is not None:
-        if args.random < 1:
-            raise TwoLevelInputError(f"--random must be >= 1, got {args.random}")
+        if not 1 <= args.random <= MAX_TASKS:
+            raise TwoLevelInputError(f"--random must be in 1..{MAX_TASKS:,} tasks (as a "
+                                     f"sweep's --sizes), got {args.random}")
         return random_instance(args.random, seed=args.seed, kind=args.kind)
     if args.table1:
         return table1_instance()
@@ -131,6 +136,7 @@ def _run_one(args) -> int:
     if args.save_instance:
         write_output_text(args.save_instance, json.dumps(instance_to_dict(inst), indent=1) + "\n",
                           TwoLevelInputError)
+    _warm()                # the times printed exclude loading the kernels
     if args.check:
         return _check(inst, args)
     t0 = time.perf_counter()
@@ -169,6 +175,18 @@ def _run_one(args) -> int:
             print(f"  error: {e}")
         print(f"time         {wall:.3f} s (verifier {verify_wall:.3f} s)")
     return 0 if rep.optimal else 1
+
+
+def _warm() -> None:
+    """2LVDSOPT and the verifier once on a 12-task DAG, untimed: a first call loads their
+    numba kernels (~0.02 s, 100x the time of the README's 40-task DAG), which belongs to
+    no schedule."""
+    from .algorithms import two_level_opt
+    from .generators import random_instance
+    from .verify import verify_schedule
+
+    inst = random_instance(12, seed=0)
+    verify_schedule(inst, two_level_opt(inst))
 
 
 def _check(inst, args) -> int:
@@ -220,11 +238,13 @@ def _run_sweep(args) -> int:
         raise TwoLevelInputError(f"--sizes: expected positive integers, got {args.sizes!r}")
     if min(extras) < 0:
         raise TwoLevelInputError(f"--c2-extra: expected integers >= 0, got {args.c2_extra!r}")
-    if max(sizes) > 10 ** 7:
+    if max(sizes) > MAX_TASKS:
         raise TwoLevelInputError(f"--sizes: at most 10^7 tasks per DAG, got {max(sizes)}")
     if args.out:
         check_output_dir(args.out, TwoLevelInputError)
     twolevel.warmup()   # compile the numba kernels once here, before the workers load them
+    if args.seeds > 10_000:          # each seed is sweep items, made before any runs
+        raise TwoLevelInputError(f"--seeds: at most 10000, got {args.seeds}")
     seeds = range(args.seed, args.seed + args.seeds)
     spec = sweep_grid(kinds, sizes, seeds, extras)
     t0 = time.perf_counter()

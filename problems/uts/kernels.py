@@ -121,7 +121,10 @@ def _geometric_children(height, r, p_vec):
             b_i = b0 * (1.0 - depth / gen_mx)
     p = 1.0 / (1.0 + b_i)
     u = r / 2147483648.0
-    x = math.floor(math.log(1.0 - u) / math.log(1.0 - p))
+    lp = math.log(1.0 - p)
+    if lp == 0.0:              # b_i so large that 1 - p rounds to 1: all children allowed
+        return 1000000000
+    x = math.floor(math.log(1.0 - u) / lp)
     if not (x > 0.0):          # also catches NaN and -0.0
         return 0
     if x > 1e9:
@@ -183,8 +186,28 @@ def _child_index_schedule(itab, start, stop):
         _expand32(itab[i])
 
 
+def max_kids(p_vec) -> int:
+    """The most children a node of this tree can have (the child-index table's rows - 1)."""
+    if int(p_vec[P_TYPE]) in (BIN, BALANCED):
+        return max(MAXNUMCHILDREN, int(math.ceil(p_vec[P_B0])))
+    return MAXNUMCHILDREN
+
+
+def scratch(p_vec) -> tuple:
+    """The kernel's arrays after ``p_vec``, new on every call (one set per stack):
+    ``itab``, the child-index table, complete (``max_kids + 1`` rows, read-only after
+    this), and ``pw``, the per-parent schedule the kernel overwrites for every parent.
+
+    Made once per stack rather than once per kernel call: before, every chunk
+    allocated both (640 KB for T3's 2001-row table) and recomputed the table's first
+    64 rows; see the module docstring of :mod:`problems.uts.problem`."""
+    itab = np.zeros((max_kids(p_vec) + 1, 80), dtype=np.uint32)
+    _child_index_schedule(itab, 0, len(itab))
+    return itab, np.zeros(80, dtype=np.uint32)
+
+
 @njit(nogil=True, cache=True)
-def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec):
+def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec, itab, pw):
     """Advance the UTS depth-first traversal by at most ``budget`` nodes.
 
     Every expanded node is counted (``NODES`` and ``SOLUTIONS``: in UTS every node is
@@ -194,21 +217,17 @@ def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec):
     siblings.  A child's message is parent state (w[0..4]) | i (w[5]) | padding
     (w[6], w[15]).  The message schedule is linear over GF(2) (XORs and rotations), so
     schedule(message) = schedule(parent part) XOR schedule(i part): the parent part is
-    expanded once per parent, the i part once per index into a table kept across the
-    chunk (``itab``, grown on demand), and a child's word t is one XOR.  Rounds 0-4 read
+    expanded once per parent (into ``pw``), the i part once per index into a table
+    made with the stack (``itab``, :func:`scratch`), and a child's word t is one XOR.  Rounds 0-4 read
     only w[0..4], identical for all siblings, so they also run once per parent.  The
     remaining 75 rounds run on uint32 locals (each result truncated to 32 bits, so
-    LLVM emits 32-bit adds and rotates as the C code does).  No allocation
-    per node; the digests are bit-identical to UTS's BRG SHA-1 (tree sizes unchanged).
+    LLVM emits 32-bit adds and rotates as the C code does).  No allocation,
+    per node or per call; the digests are bit-identical to UTS's BRG SHA-1 (tree sizes unchanged).
     """
     cap = stack.shape[0]
-    max_kids = MAXNUMCHILDREN
-    if int(p_vec[P_TYPE]) == BIN or int(p_vec[P_TYPE]) == BALANCED:
-        max_kids = max(MAXNUMCHILDREN, int(math.ceil(p_vec[P_B0])))
-    pw = np.zeros(80, dtype=np.uint32)             # the parent part's schedule
-    itab = np.empty((max_kids + 1, 80), dtype=np.uint32)
-    ready = min(max_kids + 1, 64)
-    _child_index_schedule(itab, 0, ready)
+    # itab holds every index a node can have (scratch() sizes it by the tree's maximum),
+    # so no check per parent; pw's words 5 and 7-14 stay zero, 0-4, 6, 15 are set below
+    max_kids = itab.shape[0] - 1
     done = 0
     leaves = 0
     maxdepth = counters[MAXDEPTH]
@@ -234,9 +253,6 @@ def uts_kernel(stack, top, budget, mode, incumbent, counters, solution, p_vec):
         if n == 0:
             leaves += 1
             continue
-        if n > ready:
-            _child_index_schedule(itab, ready, n)
-            ready = n
         pw[0] = h0
         pw[1] = h1
         pw[2] = h2

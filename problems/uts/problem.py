@@ -10,22 +10,65 @@ Parameters follow the UTS command line: ``-t`` type (0 binomial, 1 geometric,
 2 hybrid, 3 balanced), ``-a`` geometric shape (0 linear, 1 expdec, 2 cyclic,
 3 fixed), ``-d`` gen_mx, ``-b`` b0, ``-r`` root seed, ``-q`` non-leaf probability,
 ``-m`` non-leaf branching factor, ``-f`` hybrid shift depth.
+
+Validation refuses what cannot be searched: a binomial (or hybrid) tree whose q*m > 1
+is a supercritical Galton-Watson process, infinite with a probability computed exactly
+(:meth:`UTSParams.finite_probability`); above 1/2 it is refused.  Just above 1 it is
+usually finite: the published T3L (q*m = 1.00007, finite with probability ~0.93) is,
+with 111,345,631 nodes.  Such a tree is accepted, with a warning unless it is one of the
+published trees, since an infinite one would only end by a node or time limit.
+
+The kernel's scratch (the child-index table and the per-parent schedule,
+:func:`problems.uts.kernels.scratch`) comes with :meth:`UTSProblem.kernel_data`, new for
+every stack, so a kernel call allocates nothing.
 """
 from __future__ import annotations
 
+import math
 import shlex
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from engine.errors import InputError
+from engine.errors import InputError, InputWarning
 from engine.problem import Mode, Problem
 
 from . import kernels as K
+from .kernels import BALANCED, BIN, GEO, HYBRID
+
+#: The largest b0 of a binomial or balanced tree (children of one node, each a stack row
+#: and a row of the child-index table; T3's root has 2000).
+MAX_B0_ROWS = 100_000
 
 
 class UTSParameterError(InputError):
     """A UTS parameter is out of range or malformed."""
+
+
+def extinction_probability(q: float, m: int) -> float:
+    """The probability that a binomial UTS subtree is finite: the smallest root in
+    [0, 1] of ``s = (1 - q) + q s^m`` (a Galton-Watson process whose nodes have m children
+    with probability q, none otherwise).  1 when q*m <= 1 (the critical and subcritical
+    cases); below 1 when q*m > 1 (supercritical).
+
+    >>> round(extinction_probability(0.200014, 5), 6)       # T3L
+    0.999965
+    >>> round(extinction_probability(0.5, 4), 4)
+    0.5437
+    """
+    if q * m <= 1.0 or m < 2:
+        return 1.0
+    # g(s) = 1 - q + q s^m - s is > 0 at 0 and < 0 at its minimum s*, where
+    # q m s*^(m-1) = 1; the root sought lies between, where g is decreasing: bisect
+    lo, hi = 0.0, (1.0 / (q * m)) ** (1.0 / (m - 1))
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if 1.0 - q + q * mid ** m - mid > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @dataclass(frozen=True)
@@ -46,18 +89,55 @@ class UTSParams:
             raise UTSParameterError(f"-a (geometric shape) must be 0..3, got {self.shape}")
         if self.gen_mx < 1:
             raise UTSParameterError(f"-d (gen_mx) must be >= 1, got {self.gen_mx}")
-        if not self.b0 > 0:
+        if not self.b0 > 0 or not math.isfinite(self.b0):
             raise UTSParameterError(f"-b (b0) must be > 0, got {self.b0}")
+        if self.tree_type in (BIN, BALANCED) and self.b0 > MAX_B0_ROWS:
+            # b0 is then a node's number of children: that many stack rows per node
+            raise UTSParameterError(f"-b (b0) of a binomial or balanced tree is the root's "
+                                    f"(or every node's) number of children: at most "
+                                    f"{MAX_B0_ROWS:,}, got {self.b0:g}")
+        if (self.tree_type in (GEO, HYBRID) and self.shape == K.EXPDEC and self.gen_mx < 2):
+            raise UTSParameterError("-a 1 (expdec) divides by log(gen_mx): -d must be >= 2, "
+                                    f"got {self.gen_mx}")
+        if not math.isfinite(self.shift_depth):
+            raise UTSParameterError(f"-f (shift depth) must be a finite number, got {self.shift_depth}")
         if not 0.0 <= self.q <= 1.0:
             raise UTSParameterError(f"-q (non-leaf probability) must be in [0, 1], got {self.q}")
         if self.m < 0:
             raise UTSParameterError(f"-m (non-leaf children) must be >= 0, got {self.m}")
         if not 0 <= self.root_seed < 2 ** 31:
             raise UTSParameterError(f"-r (root seed) must be in [0, 2^31), got {self.root_seed}")
-        if self.tree_type in (0, 2) and self.q * self.m >= 1.0:
-            # a binomial part with expected children >= 1 is (almost surely) infinite
-            raise UTSParameterError(f"q*m = {self.q * self.m:g} >= 1: the binomial tree "
-                                    "would not be finite")
+        if self.tree_type in (BIN, HYBRID) and self.finite_probability() < 0.5:
+            raise UTSParameterError(
+                f"q*m = {self.q * self.m:g}: the binomial tree would be infinite with "
+                f"probability {1 - self.finite_probability():.2g} (it is finite with "
+                "certainty only for q*m <= 1)")
+
+    def extinction_probability(self) -> float:
+        """The probability that the binomial subtree below one node is finite
+        (:func:`extinction_probability` of q and m)."""
+        return extinction_probability(self.q, self.m)
+
+    def finite_probability(self) -> float:
+        """The probability that the whole tree is finite.  A binomial tree's root has
+        floor(b0) independent binomial subtrees: ``extinction_probability() ** floor(b0)``
+        (T3L, q*m = 1.00007: about 0.93, and the published tree is one of the finite
+        ones).  A hybrid tree's geometric top is finite; each node reaching the binomial
+        part starts a subtree, so its probability is at most one subtree's.  Geometric
+        and balanced trees are always finite.
+
+        >>> round(UTSParams.parse(PRESETS["T3L"][0]).finite_probability(), 2)
+        0.93
+        """
+        if self.tree_type == BIN:
+            return self.extinction_probability() ** int(self.b0)
+        if self.tree_type == HYBRID:
+            return self.extinction_probability()
+        return 1.0
+
+    def supercritical(self) -> bool:
+        """A binomial part with q*m > 1: finite only by chance (see :meth:`finite_probability`)."""
+        return self.tree_type in (BIN, HYBRID) and self.q * self.m > 1.0
 
     @classmethod
     def parse(cls, text: str) -> "UTSParams":
@@ -128,6 +208,12 @@ class UTSProblem(Problem):
     def __init__(self, params: UTSParams, label: str | None = None):
         self.params = params
         self.label = label
+        if params.supercritical() and label not in PRESETS:
+            # the published T3L is supercritical too, and known to be finite: no warning
+            warnings.warn(
+                f"UTS q*m = {params.q * params.m:g} > 1: this tree is finite only with "
+                f"probability {params.finite_probability():.2g}; an infinite one ends only "
+                "by a node or time limit", InputWarning, stacklevel=2)
         self.max_children = params.max_children()
         self._vector = params.vector()
 
@@ -146,7 +232,11 @@ class UTSProblem(Problem):
         return row
 
     def kernel_data(self) -> tuple:
-        return (self._vector,)
+        """``(p_vec, itab, pw)``: the parameters, then the kernel's scratch, new on every
+        call.  Every stack calls this once (``engine.stack.LocalStack``), so each stack,
+        and each search thread with it, has its own ``pw`` (the one array the kernel
+        writes); the kernel itself allocates nothing."""
+        return (self._vector, *K.scratch(self._vector))
 
     def describe(self) -> dict:
         return {"problem": "uts", "tree": self.label, "params": asdict(self.params)}

@@ -28,6 +28,7 @@ ENGINE_COMMANDS = [
     ["liquid", "example", "--sequential"],
     ["liquid", "traffic", str(LIQUID / "ring4_alltoall.yaml"), "--sequential"],
     ["liquid", "teams", "example", "--full", "--sequential"],
+    ["liquid", "alloc", "1", "0", "0", "0", "0", "0", "0", "1", "--sequential"],
 ]
 
 #: Commands with their own JSON (polynomial algorithms, sweeps): strict JSON only.
@@ -40,7 +41,13 @@ OTHER_COMMANDS = [
     ["twolevel", "--table1", "--full"],
     ["twolevel", "sweep", "--sizes", "20", "--seeds", "1", "--kinds", "sp", "--sequential"],
     ["liquid", "t1-study", "--sequential", "--limit", "3"],
+    ["sweep", str(ROOT / "benchmarks" / "grids" / "hrelation_small.yaml"), "--sequential",
+     "--limit", "2"],
+    ["reproduce", "002", "--quick", "--sequential", "--out", "{tmp}"],
 ]
+
+#: Commands without --json (the tour prints for people only).
+NO_JSON = {("demo",)}
 
 
 def _strict(text: str):
@@ -73,7 +80,8 @@ def test_engine_result_json_follows_the_schema(capsys, argv):
 
 
 @pytest.mark.parametrize("argv", OTHER_COMMANDS, ids=lambda a: " ".join(a[:3]))
-def test_other_json_is_strict(capsys, argv):
+def test_other_json_is_strict(capsys, argv, tmp_path):
+    argv = [str(tmp_path) if a == "{tmp}" else a for a in argv]
     code = main(argv + ["--json"])
     out = capsys.readouterr().out
     assert code == 0
@@ -84,3 +92,37 @@ def test_other_json_is_strict(capsys, argv):
 def test_schema_rejects_a_result_without_the_engine_keys():
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"status": "optimal", "objective": 3}, SCHEMA)
+
+
+def test_resume_json_follows_the_schema(capsys, tmp_path):
+    d = str(tmp_path / "ck")
+    assert main(["uts", "--tree", "T3", "--sequential", "--node-limit", "20000", "--checkpoint",
+                 d, "--json", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["resume", d, "--sequential", "--node-limit", "5000"]) == 0
+    obj = _strict(capsys.readouterr().out)
+    jsonschema.validate(obj, SCHEMA)
+    assert obj["status"] == "interrupted"
+
+
+def _leaf_commands(parser, path=()):
+    import argparse
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path
+    for action in subs:
+        for name, sub in action.choices.items():
+            yield from _leaf_commands(sub, path + (name,))
+
+
+def test_every_subcommand_is_covered_here():
+    """A new sub-command must join one of the lists above (or NO_JSON)."""
+    from stealsearch.cli import build_parser
+
+    covered = {tuple(a[:2]) for a in ENGINE_COMMANDS + OTHER_COMMANDS} | \
+        {tuple(a[:1]) for a in ENGINE_COMMANDS + OTHER_COMMANDS} | NO_JSON | {("resume",)}
+    leaves = list(_leaf_commands(build_parser()))
+    assert len(leaves) >= 15
+    missing = [p for p in leaves if p not in covered]
+    assert missing == [], missing

@@ -145,3 +145,71 @@ def test_readme_command_runs_as_written(index, clone, request, capsys, monkeypat
     assert out.strip(), line
     if "--json" in words:
         json.loads(out)
+
+
+# -- the Python blocks ---------------------------------------------------------------------
+
+def readme_python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+PY_BLOCKS = readme_python_blocks()
+
+#: What the first lines a block prints must start with (the values its comments promise).
+PY_FIRST_LINES = {
+    "from problems.clique import CliqueProblem": ["11 [", "1735"],
+    "from problems.liquid import swiss_t1": ["liquid 48 1834.67 129"],
+    "from problems.uts import UTSProblem": ["4130071 {'leaves': 3305118, 'depth': 10}"],
+    "class Queens(PythonProblem)": ["92"],
+}
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_readme_has_python_blocks():
+    assert len(PY_BLOCKS) >= 5
+    for key in PY_FIRST_LINES:
+        assert sum(key in b for b in PY_BLOCKS) == 1, key
+
+
+@pytest.mark.parametrize("index", range(len(PY_BLOCKS)),
+                         ids=[b.splitlines()[0][:40] for b in PY_BLOCKS])
+def test_readme_python_block_runs_as_a_script(index, clone):
+    """Each block saved as ``script.py`` and run: no traceback, each line printed once (a
+    block that starts a LocalCluster without its ``__main__`` guard printed its first line
+    once per worker process and failed with ~30 "bootstrapping" tracebacks), the promised
+    values, and no process left behind (the script's session is checked by its group)."""
+    block = PY_BLOCKS[index]
+    script = clone / f"readme_block_{index}.py"
+    script.write_text(block)
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=clone, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    deadline = time.monotonic() + 30           # the cluster's processes end with the script
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    leftover = _group_alive(proc.pid)
+    if leftover:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert not leftover, "the README block left a process behind"
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err and "bootstrapping" not in err, err[-3000:]
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    if lines:
+        assert lines.count(lines[0]) == 1, out
+    for key, firsts in PY_FIRST_LINES.items():
+        if key in block:
+            assert len(lines) >= len(firsts), out
+            for line, want in zip(lines, firsts):
+                assert line.startswith(want), (line, want)
