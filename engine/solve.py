@@ -53,7 +53,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         :func:`engine.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
         portion (:mod:`engine.dask_backend.worker`); default 1 (measured:
-        benchmarks/results/threads.md).  The sequential backend runs one.
+        benchmarks/results/threads.md).  With backend "sequential": that many threads
+        in this process (:mod:`engine.lanes`); the ramp-up's first phase runs one.
     """
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
@@ -112,9 +113,6 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                 threads_per_worker, numbers.Integral) or threads_per_worker < 1:
             raise InputError(f"threads per worker must be a whole number >= 1, "
                              f"got {threads_per_worker!r}")
-        if backend == "sequential" and threads_per_worker > 1:
-            raise InputError("the sequential backend runs one search thread; for threads in "
-                             "one process use --workers 1 --threads-per-worker T")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
     policy = policy or StealPolicy()
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
@@ -135,7 +133,8 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                              f"place given, not to {backend!r}")
         if backend == "sequential":
             from .sequential import run_sequential
-            return _one_phase(run_sequential(problem, **common), carried)
+            return _one_phase(run_sequential(problem, threads=threads_per_worker or 1,
+                                             **common), carried)
         from .dask_backend import run_dask
         if client is not None:
             return _one_phase(run_dask(problem, client, workers=workers, **threads, **common),

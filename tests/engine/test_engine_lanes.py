@@ -250,6 +250,33 @@ def test_threads_per_worker_input_errors():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(InputError):
             solve(p, backend="dask", workers=1, threads_per_worker=bad)
-    with pytest.raises(InputError, match="sequential"):
-        solve(p, backend="sequential", threads_per_worker=2)
     assert solve(p, backend="sequential", threads_per_worker=1).count == 1732
+
+
+# -- in this process, no Dask: the sequential backend with lanes (engine.lanes) -----------
+@pytest.mark.parametrize("threads", [2, 3])
+def test_sequential_threads_exact(threads):
+    r = solve(UTSProblem.preset("T1"), backend="sequential", threads_per_worker=threads,
+              checkpoint_every=0.1)
+    assert r.status == "exhausted" and r.count == T1 and r.epochs >= 1
+    assert r.backend == f"sequential[{threads} threads]"
+
+
+def test_sequential_threads_clique_and_limits():
+    g = nx.gnp_random_graph(150, 0.5, seed=4)
+    omega = max(len(c) for c in nx.find_cliques(g))
+    r = solve(CliqueProblem(g), backend="sequential", threads_per_worker=2)
+    assert r.status == "optimal" and r.verified and r.objective == omega
+    r = solve(SMALL, backend="sequential", threads_per_worker=3, node_limit=54_321,
+              checkpoint_every=0.05)
+    assert r.stop_reason == "node_limit" and r.nodes == 54_321
+
+
+def test_sequential_threads_checkpoint_resume(tmp_path):
+    from engine import resume
+    d = str(tmp_path / "ck")
+    r = solve(SMALL, backend="sequential", threads_per_worker=2, node_limit=200_000,
+              checkpoint=d, checkpoint_every=0.05)
+    assert r.status == "interrupted"
+    r = resume(d, backend="sequential", threads_per_worker=2)
+    assert r.status == "exhausted" and r.count == SMALL_COUNT
