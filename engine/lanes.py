@@ -58,7 +58,16 @@ class _Loop:
         self.loop.call_soon_threadsafe(start)
 
     def close(self):
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        async def drain():     # messages still retrying end (their search has stopped)
+            tasks = [t for t in asyncio.all_tasks(self.loop) if t is not asyncio.current_task()]
+            if tasks:
+                await asyncio.wait(tasks, timeout=1.0)
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            self.loop.stop()
+
+        self.loop.call_soon_threadsafe(lambda: self.loop.create_task(drain()))
         self.thread.join(PEER_TIMEOUT)
         if not self.thread.is_alive():
             self.loop.close()
