@@ -91,6 +91,9 @@ def main(argv=None):
     ap.add_argument("--configs", nargs="+", default=["seq", "seq2", "2x1", "1x2", "2x2"])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--lock", default=None, help="hold this file (flock -x) per block of runs")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other problems of results/threads_raw.json (a problem is "
+                         "always re-run whole: its speed-ups stay same-run)")
     args = ap.parse_args(argv)
     configs = [(c, parse_config(c)) for c in args.configs]
     header = machine_header()
@@ -114,8 +117,16 @@ def main(argv=None):
                                   for _ in range(args.runs)]
             print(name, c, [round(x["search"], 2) for x in res[c]], flush=True)
         rows[name] = (label, res)
-    raw = {"header": header, "runs": args.runs, "time": time.time(),
-           "results": {n: {"label": lab, "configs": r} for n, (lab, r) in rows.items()}}
+    raw = {"header": header, "runs": args.runs, "time": time.time(), "results": {}}
+    if args.merge and os.path.exists(RAW):
+        with open(RAW) as f:
+            old = json.load(f)
+        for n, entry in old["results"].items():
+            entry.setdefault("header", old["header"])
+            entry.setdefault("runs", old["runs"])
+            raw["results"][n] = entry
+    for n, (lab, r) in rows.items():
+        raw["results"][n] = {"label": lab, "configs": r, "header": header, "runs": args.runs}
     with open(RAW, "w") as f:
         json.dump(raw, f, indent=1)
     write(raw)
@@ -123,8 +134,13 @@ def main(argv=None):
 
 def write(raw):
     med = statistics.median
-    lines = [raw["header"], "",
-             f"Median of {raw['runs']} runs per line, run one block after another (each block "
+    headers = sorted({e.get("header", raw["header"]) for e in raw["results"].values()})
+    if len(headers) > 1:       # problems measured in different invocations (--merge)
+        headers = [f"{e['label']}: {e.get('header', raw['header'])}  "
+                   for e in raw["results"].values()]
+    runs = sorted({e.get("runs", raw["runs"]) for e in raw["results"].values()})
+    lines = headers + ["",
+             f"Median of {'/'.join(map(str, runs))} runs per line, run one block after another (each block "
              "on its own LocalCluster, start-up excluded).  *search* = the search proper, "
              "*wall* adds dealing, set-up and result gathering; speed-ups = the sequential "
              "median of the same run over this median.  PxT = P worker processes x T search "

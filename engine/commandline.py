@@ -158,8 +158,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     if policy:
         parser.add_argument("--threads-per-worker", type=int, default=None, metavar="T",
                             help="search threads in each Dask worker, sharing its shared "
-                                 "portion (default 1, the faster on 2 cores: "
-                                 "benchmarks/results/threads.md)")
+                                 "portion; with --sequential, T threads in this process, no "
+                                 "Dask (default 1; benchmarks/results/threads.md)")
     if policy:
         from .policy import StealPolicy
 

@@ -44,6 +44,13 @@ Exactness, lane by lane (no node lost or duplicated):
   chunk, so the worker's nodes never pass its grant and grants never sum past the
   limit: the count never exceeds the node limit.
 
+Idle lanes: a lane that runs dry ACQUIREs from the portion; if it is empty, the lane
+is counted *hungry* and busy siblings release rows for it at their next chunk even
+below the release threshold (an in-memory steal within ~chunk_seconds).  While any
+lane holds a row the process keeps its credit and does not steal from peers (the
+price of one credit per process: an idle lane waits for its siblings then, it never
+holds a second credit); once the whole process is dry, one lane steals for all.
+
 Stats: ``busy_seconds`` and ``idle_seconds`` are *summed over lanes* (lane-seconds:
 with T lanes they add up to T times the epoch), ``chunks`` too; steal figures are the
 process's (one thief lane at a time).

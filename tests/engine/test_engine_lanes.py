@@ -157,11 +157,12 @@ def test_lanes_randomized_policies_are_exact(seed):
     assert rest_count(p, out) == SMALL_COUNT
 
 
-def test_no_premature_exhaustion_while_one_lane_holds_work():
-    """A chain-like tree (UTS binomial T3: one long spine of small subtrees) and lanes
-    that mostly idle: the credit must stay until the last row is done."""
+def test_no_premature_exhaustion_while_lanes_come_and_go():
+    """UTS T3 (binomial: many tiny subtrees, stacks of a few rows) with 3 lanes that run
+    dry and are fed one row at a time, over and over: a credit returned while any lane
+    still held a row would stop the search with rows left and a short count."""
     p = UTSProblem.preset("T3")
-    pol = StealPolicy(release_threshold=10_000, k=1, acquire=1)    # lane 0 keeps its rows
+    pol = StealPolicy(release_threshold=10_000, k=1, acquire=1)    # rows move one by one
     out = run_epoch_here(p, frontier(p), threads=3, policy=pol)
     assert out.coordinator["stop_reason"] == "exhausted"
     assert len(out.rows) == 0 and int(out.counters[0]) == PRESETS["T3"][1][0]
@@ -280,3 +281,35 @@ def test_sequential_threads_checkpoint_resume(tmp_path):
     assert r.status == "interrupted"
     r = resume(d, backend="sequential", threads_per_worker=2)
     assert r.status == "exhausted" and r.count == SMALL_COUNT
+
+
+# -- the shared portion's lane accounting (engine.stealstack), step by step ----------------
+class _Lane:
+    active = True
+
+
+def test_credit_stays_while_any_lane_holds_rows():
+    """Lanes B and C run dry while A still works (for as long as it likes): the credit
+    must not go back; it goes back only when A, the last, runs dry with the portion
+    empty; then a steal reply's credit activates the thief lane alone."""
+    from engine.stack import RowCodec
+    from engine.stealstack import SharedPortion
+
+    sp = SharedPortion(RowCodec(2), lanes=3)
+    a, b, c = _Lane(), _Lane(), _Lane()
+    assert sp.return_credit_if_empty(b) is None and sp.return_credit_if_empty(c) is None
+    assert (sp.active, sp.hungry) == (1, 2)
+    for _ in range(3):                      # A keeps working: B and C stay idle, credit stays
+        assert sp.return_credit_if_empty(b) is None
+    sp.release(np.zeros((4, 2), np.int64))  # A feeds a hungry sibling
+    assert len(sp.acquire(8, b)) == 4 and b.active and sp.active == 2
+    assert sp.return_credit_if_empty(a) is None        # B now holds rows
+    rows, e = sp.steal(1, False)            # a thief may not take from an empty portion
+    assert rows is None
+    assert sp.return_credit_if_empty(b) == 0           # the last lane ran dry: credit 2^0
+    assert sp.credit_exp is None and sp.active == 0 and sp.hungry == 3
+    assert sp.return_credit_if_empty(c) is None        # given once only
+    sp.receive_credit(3, c)
+    assert c.active and sp.active == 1 and sp.credit_exp == 3 and sp.hungry == 2
+    with pytest.raises(AssertionError):
+        sp.receive_credit(4, a)             # a second credit while holding one: impossible
