@@ -133,6 +133,7 @@ def run_lanes(problem: Problem, threads: int, *, policy: StealPolicy | None = No
     elapsed0 = cut.elapsed
     stop_reason = None
     epoch = 0
+    left_shared = 0       # rows the portion held at each cut (the conservation identity)
     t_search = time.perf_counter()
     try:
         if problem.mode is Mode.DECIDE and cut.best_value is not None:
@@ -169,6 +170,7 @@ def run_lanes(problem: Problem, threads: int, *, policy: StealPolicy | None = No
             cut = new
             for f in ("chunks", "releases", "rows_released", "acquires", "rows_acquired"):
                 setattr(stats, f, getattr(stats, f) + getattr(st, f))
+            left_shared += out.rows_left_shared
             stats.busy_seconds += st.busy_seconds
             stats.idle_seconds += st.idle_seconds
             reason = (out.coordinator or {}).get("stop_reason") or out.stop_reason
@@ -197,8 +199,8 @@ def run_lanes(problem: Problem, threads: int, *, policy: StealPolicy | None = No
                           stop_reason=stop_reason or "complete", remaining_bound=rb,
                           workers=[stats], wall_seconds=time.perf_counter() - t0,
                           search_seconds=search_seconds, policy=policy.as_dict(),
-                          info={"threads": threads, **({"carried_nodes": carried}
-                                                       if carried else {})})
+                          info={"threads": threads, "rows_left_shared": left_shared,
+                                **({"carried_nodes": carried} if carried else {})})
     result.epochs, result.recoveries, result.nodes_redone = cut.epochs, cut.recoveries, cut.nodes_redone
     if writer is not None:
         writer.describe(result)

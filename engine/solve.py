@@ -153,7 +153,8 @@ def _one_phase(result: SearchResult, carried: int) -> SearchResult:
     """The ``phases`` entry of a backend that ran one phase (see engine.rampup)."""
     if not result.phases:
         result.phases = [{"phase": result.backend,
-                          "where": "this process" if result.backend == "sequential" else "cluster",
+                          "where": "this process" if result.backend.startswith("sequential")
+                          else "cluster",
                           "nodes": result.nodes - carried,
                           "seconds": round(result.search_seconds, 6)}]
     return result

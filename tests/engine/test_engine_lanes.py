@@ -260,7 +260,8 @@ def test_sequential_threads_exact(threads):
     r = solve(UTSProblem.preset("T1"), backend="sequential", threads_per_worker=threads,
               checkpoint_every=0.1)
     assert r.status == "exhausted" and r.count == T1 and r.epochs >= 1
-    assert r.backend == f"sequential[{threads} threads]"
+    assert r.backend == f"sequential[{threads} threads]" and r.conservation()["holds"]
+    assert r.phases[0]["where"] == "this process"
 
 
 def test_sequential_threads_clique_and_limits():
@@ -271,6 +272,10 @@ def test_sequential_threads_clique_and_limits():
     r = solve(SMALL, backend="sequential", threads_per_worker=3, node_limit=54_321,
               checkpoint_every=0.05)
     assert r.stop_reason == "node_limit" and r.nodes == 54_321
+    r = solve(UTSProblem.preset("T1L"), backend="sequential", threads_per_worker=2,
+              time_limit=0.3, checkpoint_every=0.1)
+    assert r.status == "interrupted" and r.stop_reason == "time_limit"
+    assert 0 < r.nodes < 102_181_082 and r.conservation()["holds"]
 
 
 def test_sequential_threads_checkpoint_resume(tmp_path):
