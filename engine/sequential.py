@@ -13,6 +13,10 @@ stack is a cut, probed between chunks within a few % of the time; a new copy is 
 once the last has been probed through and a second has passed
 (:meth:`ProgressEstimator.wants_cut`).  The
 probes run on a stack of their own: the search's counts are the same with or without.
+
+``threads`` > 1 (``--sequential --threads-per-worker T``) hands the search to
+:mod:`engine.lanes`: T search threads on one shared portion in this process, the Dask
+worker's lanes without Dask.  One thread (the default) is this module's loop.
 """
 from __future__ import annotations
 
