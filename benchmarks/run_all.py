@@ -69,6 +69,7 @@ ORDER = [
     "twolevel",
     "tiers",
     "estimate",
+    "threads",
 ]
 
 #: the item kind of the benchmark grids

@@ -156,6 +156,11 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     if policy:
         add_rampup_arguments(parser)
     if policy:
+        parser.add_argument("--threads-per-worker", type=int, default=None, metavar="T",
+                            help="search threads in each Dask worker, sharing its shared "
+                                 "portion; with --sequential, T threads in this process, no "
+                                 "Dask (default 1; benchmarks/results/threads.md)")
+    if policy:
         from .policy import StealPolicy
 
         d = StealPolicy()
@@ -334,6 +339,8 @@ def solve_from_args(problem, args: argparse.Namespace):
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
     if backend in ("auto", "rampup"):
         kwargs["grace"] = getattr(args, "grace", None)
+    if getattr(args, "threads_per_worker", None) is not None:
+        kwargs["threads_per_worker"] = args.threads_per_worker
     where = {} if backend == "sequential" else dict(
         workers=args.workers, scheduler=args.scheduler, cluster_config=args.cluster_config,
         **cluster_options(args))

@@ -182,7 +182,8 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                node_limit: int | None = None, progress: bool = False,
                checkpoint: str | None = None, checkpoint_every: float | None = None,
                checkpoint_info: dict | None = None, cut: Cut | None = None,
-               grace: float | None = None, fall_back: bool = False) -> SearchResult:
+               grace: float | None = None, fall_back: bool = False,
+               threads_per_worker: int = 1) -> SearchResult:
     """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
     cluster in the background and hand the open rows over once it is ready (see the
     module docstring).  ``fall_back``: a cluster that fails to start is reported in one
@@ -333,7 +334,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
             time_limit=None if deadline is None else max(1e-6, deadline - time.perf_counter()),
             node_limit=None if node_limit is None else node_limit - (nodes_before - carried),
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-            checkpoint_info=checkpoint_info, cut=handed)
+            checkpoint_info=checkpoint_info, cut=handed, threads_per_worker=threads_per_worker)
     finally:
         try:
             connection.close()

@@ -13,6 +13,10 @@ stack is a cut, probed between chunks within a few % of the time; a new copy is 
 once the last has been probed through and a second has passed
 (:meth:`ProgressEstimator.wants_cut`).  The
 probes run on a stack of their own: the search's counts are the same with or without.
+
+``threads`` > 1 (``--sequential --threads-per-worker T``) hands the search to
+:mod:`engine.lanes`: T search threads on one shared portion in this process, the Dask
+worker's lanes without Dask.  One thread (the default) is this module's loop.
 """
 from __future__ import annotations
 
@@ -39,10 +43,18 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                    progress: bool = False, checkpoint: str | None = None,
                    checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
                    cut: Cut | None = None,
-                   estimate: "bool | ProgressEstimator | None" = None) -> SearchResult:
+                   estimate: "bool | ProgressEstimator | None" = None,
+                   threads: int = 1) -> SearchResult:
     """Run ``problem`` in this process.  ``estimate``: show the fraction done and an ETA
     (default: when ``progress``); a :class:`ProgressEstimator` given here is used (and can
-    be read afterwards)."""
+    be read afterwards).  ``threads`` > 1: that many search threads (lanes) on one
+    shared portion, :mod:`engine.lanes` (no estimate there)."""
+    if threads > 1:
+        from .lanes import run_lanes
+        return run_lanes(problem, threads, policy=policy, time_limit=time_limit,
+                         node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                         checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                         cut=cut)
     policy = policy or StealPolicy()
     t0 = time.perf_counter()
     stack = make_stack(problem)

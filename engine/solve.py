@@ -22,7 +22,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
           progress: bool = False, checkpoint: str | None = None,
           checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
           connect_timeout: float | None = None, wait_workers: float | None = None,
-          force: bool = False, grace: float | None = None) -> SearchResult:
+          force: bool = False, grace: float | None = None,
+          threads_per_worker: int | None = None) -> SearchResult:
     """Search ``problem`` to completion (or until a limit) and return a SearchResult.
 
     backend :
@@ -50,6 +51,10 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
         :func:`engine.cluster.dask_client`.
+    threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
+        portion (:mod:`engine.dask_backend.worker`); default 1 (measured:
+        benchmarks/results/threads.md).  With backend "sequential": that many threads
+        in this process (:mod:`engine.lanes`); the ramp-up's first phase runs one.
     """
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
@@ -57,7 +62,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
                 time_limit=time_limit, node_limit=node_limit, progress=progress,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                 checkpoint_info=checkpoint_info, cut=None, connect_timeout=connect_timeout,
-                wait_workers=wait_workers, force=force, grace=grace)
+                wait_workers=wait_workers, force=force, grace=grace,
+                threads_per_worker=threads_per_worker)
 
 
 def resume(directory: str, problem: Problem | None = None, backend: str = "auto", **kwargs) -> SearchResult:
@@ -82,7 +88,9 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
 def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None, client=None,
          policy=None, time_limit=None, node_limit=None, progress=False, checkpoint=None,
          checkpoint_every=None, checkpoint_info=None, cut=None, connect_timeout=None,
-         wait_workers=None, force=False, grace=None) -> SearchResult:
+         wait_workers=None, force=False, grace=None, threads_per_worker=None) -> SearchResult:
+    import numbers
+
     from . import interrupts
 
     if backend not in BACKENDS:
@@ -100,6 +108,12 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
         raise InputError(f"checkpoint interval must be > 0 seconds, got {checkpoint_every}")
     if policy is not None and not isinstance(policy, StealPolicy):
         raise InputError(f"policy must be an engine.StealPolicy, got {type(policy).__name__}")
+    if threads_per_worker is not None:
+        if isinstance(threads_per_worker, bool) or not isinstance(
+                threads_per_worker, numbers.Integral) or threads_per_worker < 1:
+            raise InputError(f"threads per worker must be a whole number >= 1, "
+                             f"got {threads_per_worker!r}")
+    threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
     policy = policy or StealPolicy()
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
@@ -112,16 +126,19 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                           cluster_config=cluster_config, connect_timeout=connect_timeout,
                           wait_workers=wait_workers, force=force)
             _check_place(place, check_grace(grace))
-            return run_rampup(problem, place=place, grace=grace, fall_back=fall_back, **common)
+            return run_rampup(problem, place=place, grace=grace, fall_back=fall_back,
+                              **threads, **common)
         if grace is not None:
             raise InputError(f"a ramp-up grace applies to backend 'rampup' or 'auto' with no "
                              f"place given, not to {backend!r}")
         if backend == "sequential":
             from .sequential import run_sequential
-            return _one_phase(run_sequential(problem, **common), carried)
+            return _one_phase(run_sequential(problem, threads=threads_per_worker or 1,
+                                             **common), carried)
         from .dask_backend import run_dask
         if client is not None:
-            return _one_phase(run_dask(problem, client, workers=workers, **common), carried)
+            return _one_phase(run_dask(problem, client, workers=workers, **threads, **common),
+                              carried)
         from .cluster import dask_client
         with dask_client(workers=workers, scheduler=scheduler, config=cluster_config,
                          connect_timeout=connect_timeout, wait_workers=wait_workers,
@@ -129,14 +146,15 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
             # a LocalCluster we started has exactly ``workers``; on a scheduler, use at
             # most ``workers`` of its workers
             return _one_phase(run_dask(problem, c, workers=workers if (scheduler or cluster_config)
-                                       else None, **common), carried)
+                                       else None, **threads, **common), carried)
 
 
 def _one_phase(result: SearchResult, carried: int) -> SearchResult:
     """The ``phases`` entry of a backend that ran one phase (see engine.rampup)."""
     if not result.phases:
         result.phases = [{"phase": result.backend,
-                          "where": "this process" if result.backend == "sequential" else "cluster",
+                          "where": "this process" if result.backend.startswith("sequential")
+                          else "cluster",
                           "nodes": result.nodes - carried,
                           "seconds": round(result.search_seconds, 6)}]
     return result

@@ -21,6 +21,25 @@ when all credit is back: no worker holds a row and no steal reply is in flight.
 Credit is held as an exponent ``e`` (credit = 2^-e), ``None`` when returned; the
 check "both portions empty, so give the credit back" is made under the same lock a
 thief takes, so a row can never be stolen from a worker that has no credit.
+
+Lanes (several search threads on one portion)
+---------------------------------------------
+A worker may run several *lanes* (:mod:`engine.dask_backend.worker`): threads with a
+local stack each, all releasing into and acquiring from this one portion (the
+in-memory steal between the threads of a process: no message, no credit).  The
+portion then counts its *active* lanes under its lock.  A lane is marked inactive
+only by :meth:`return_credit_if_empty`, called when its local stack is empty, and
+made active again only in the same locked step that hands it rows
+(:meth:`acquire`, :meth:`receive_credit`); so an inactive lane holds no row.  The
+credit goes back only when no lane is active and the portion is empty, i.e. when
+the whole process holds no row, which is exactly the single-owner rule above.  And
+while the credit is out, the process holds no row and nothing can give it one but
+a remote steal reply (which carries credit): so ``credit_exp is None`` if and only
+if the process is out of work, and a lane may steal from peers only then (one
+lane at a time: the worker's thief lock), which is what :meth:`receive_credit`
+asserts.  ``hungry`` counts the inactive lanes (a hint, read without the lock by
+busy lanes, which then release rows below the threshold for them); ``rows_ready``
+wakes waiting lanes at every release.
 """
 from __future__ import annotations
 
@@ -32,9 +51,16 @@ import numpy as np  # batches are row arrays by default (see engine.stack.RowCod
 
 
 class SharedPortion:
-    def __init__(self, codec):
+    def __init__(self, codec, lanes: int = 0):
         self.codec = codec          # joins batches (engine.stack.RowCodec or a tier's own)
         self.lock = threading.Lock()
+        #: notified at every release: lanes waiting for rows wake at once
+        self.rows_ready = threading.Condition(self.lock)
+        #: lanes that may hold local rows (all start active); 0 with a single owner that
+        #: does not pass itself (the owner's empty local portion is the caller's word)
+        self.active = lanes
+        #: inactive lanes: busy lanes release rows for them below the threshold
+        self.hungry = 0
         self._batches: deque[np.ndarray] = deque()
         self._rows = 0
         self.credit_exp: int | None = 0       # credit 2^0 = 1 at start
@@ -60,32 +86,57 @@ class SharedPortion:
             self._rows += len(rows)
             self.rows_released += len(rows)
             self.releases += 1
+            self.rows_ready.notify()
 
-    def acquire(self, a: int) -> np.ndarray | None:
-        """Up to ``a`` of the newest rows, bottom-to-top order; None if empty."""
+    def acquire(self, a: int, lane=None) -> np.ndarray | None:
+        """Up to ``a`` of the newest rows, bottom-to-top order; None if empty.  A
+        ``lane`` that was inactive becomes active in the same step."""
         with self.lock:
             if not self._rows:
                 return None
             taken = self._take_newest(a)
             self.rows_acquired += len(taken)
             self.acquires += 1
+            if lane is not None and not lane.active:
+                lane.active = True
+                self.active += 1
+                self.hungry -= 1
             return taken
 
-    def return_credit_if_empty(self) -> int | None:
-        """Called by an owner whose local portion is empty: if the shared portion is
-        empty too, give up the credit (returns its exponent, to send to the
-        coordinator); otherwise return None and keep it."""
+    def return_credit_if_empty(self, lane=None) -> int | None:
+        """Called by an owner (or a ``lane``) whose local portion is empty: the lane
+        becomes inactive; if the shared portion is empty and no lane is active, give
+        up the credit (returns its exponent, to send to the coordinator); otherwise
+        return None and keep it."""
         with self.lock:
-            if self._rows or self.credit_exp is None:
+            if lane is not None and lane.active:
+                lane.active = False
+                self.active -= 1
+                self.hungry += 1
+            if self._rows or self.credit_exp is None or self.active:
                 return None
             e, self.credit_exp = self.credit_exp, None
             return e
 
-    def receive_credit(self, e: int) -> None:
+    def receive_credit(self, e: int, lane=None) -> None:
+        """A steal reply's credit; the stealing ``lane`` becomes active (its rows are
+        pushed right after: no other lane can give the credit back meanwhile)."""
         with self.lock:
-            # a worker only steals after giving its own credit back, so it holds none
-            assert self.credit_exp is None, "stole while still holding credit"
+            # a process steals only when out of work, after giving its credit back
+            # (one lane at a time), so it holds no credit, no shared row, no active lane
+            assert self.credit_exp is None and not self._rows and not self.active, \
+                "stole while still holding credit or rows"
             self.credit_exp = e
+            if lane is not None:
+                lane.active = True
+                self.active += 1
+                self.hungry -= 1
+
+    def wait_for_rows(self, timeout: float) -> None:
+        """Sleep until a release (or ``timeout`` seconds): a lane waiting for a sibling."""
+        with self.lock:
+            if not self._rows:
+                self.rows_ready.wait(timeout)
 
     # -- thief side (runs on the worker's event loop) ----------------------------------
     def steal(self, k: int, half: bool) -> tuple[np.ndarray | None, int | None]:

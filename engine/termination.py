@@ -14,7 +14,11 @@ up to the total the coordinator granted it (its chunk budget is capped by what i
 left of its grant).  Grants never sum past the limit, so the node count never
 exceeds it; a worker that runs dry gives its unused grant back, and a worker that
 asks is granted a share (1/n) of what is free.  Reports carry a sequence number per
-worker, so a late reply can never hand a worker a grant it already gave back.
+worker, so a late reply can never hand a worker a grant it already gave back.  A grant
+is per worker: its search threads (lanes) reserve from it under a lock
+(:mod:`engine.dask_backend.worker`), so the threads never change the sum.  A worker
+whose grant is used up asks with at most one report in flight and keeps its epoch's
+clock meanwhile: an epoch ends at its cut even if no grant comes (issue #11).
 
 Every coordinator serves one epoch (:mod:`engine.epochs`): credit is fresh per epoch.
 """

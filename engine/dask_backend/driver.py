@@ -543,10 +543,12 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
              policy: StealPolicy | None = None, time_limit: float | None = None,
              node_limit: int | None = None, progress: bool = False,
              checkpoint: str | None = None, checkpoint_every: float | None = None,
-             checkpoint_info: dict | None = None, cut: Cut | None = None) -> SearchResult:
+             checkpoint_info: dict | None = None, cut: Cut | None = None,
+             threads_per_worker: int = 1) -> SearchResult:
     """Run the stealstack search on ``client``'s cluster, on at most ``workers`` of its
     workers (all by default), epoch by epoch; ``cut`` resumes from a checkpoint (the
-    limits then count from the resume: this run's seconds and nodes)."""
+    limits then count from the resume: this run's seconds and nodes).
+    ``threads_per_worker``: search threads (lanes) in each worker (see .worker)."""
     policy = policy or StealPolicy()
     t_wall = time.perf_counter()
     every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
@@ -657,7 +659,8 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     max(0.0, time_limit - (time.perf_counter() - t_search)),
                     node_limit=None if node_limit is None else node_limit - (cut.nodes - carried),
                     t_offset=elapsed(), peer_timeout=PEER_TIMEOUT,
-                    load_wait=shipper.timeout() if epoch == 1 and loading else 0.0)
+                    load_wait=shipper.timeout() if epoch == 1 and loading else 0.0,
+                    threads=threads_per_worker)
                 base = cut.nodes
 
                 def show(snap, base=base, peers=peers):

@@ -55,6 +55,8 @@ class EpochSpec:
     #: seconds the task may wait on its worker for the search's problem to be loaded
     #: (the first epoch, whose tasks go out with the loads); 0: it must be there
     load_wait: float = 0.0
+    #: search threads (lanes) in each worker, sharing its shared portion (worker.py)
+    threads: int = 1
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,72 @@
 
 The search loop (seed 003, ch. 3): kernel chunks on the local portion, RELEASE of k
 bottom rows when the local portion exceeds the threshold, ACQUIRE from the own shared
-portion when empty, FINDWORK/STEAL from peers when both are empty.  The loop ends by
-itself when the epoch's time is up (a cut), at a limit, or on a stop message, and
-returns an :class:`EpochOutcome`; the search object is then dropped from the
-worker's table, so nothing outlives the epoch (a search whose client went away stops
-within one epoch on every worker).  The problem is not in the epoch's spec: the
-worker finds it in its problem table (:mod:`.plugin`), loaded once per search.
-The Dask task that runs an epoch, and the teardown call, are in :mod:`.task`.
+portion when empty, FINDWORK/STEAL from peers when both are empty.  The epoch ends
+when its time is up (a cut), at a limit, or on a stop message, and returns an
+:class:`EpochOutcome`; the search object is then dropped from the worker's table, so
+nothing outlives the epoch (a search whose client went away stops within one epoch on
+every worker).  The problem is not in the epoch's spec: the worker finds it in its
+problem table (:mod:`.plugin`), loaded once per search.  The Dask task that runs an
+epoch, and the teardown call, are in :mod:`.task`.
+
+Lanes: threads inside a worker (hierarchical stealstack, issue #13)
+-------------------------------------------------------------------
+A worker runs ``spec.threads`` *lanes*: Python threads, each with its own local stack,
+budget tuner and counters, running the kernel (numba, ``nogil``) in parallel.  All
+lanes of a worker release into and acquire from ONE shared portion: that is the
+in-memory steal between the threads of a process (no message, no credit moves).
+Processes steal from each other's shared portions as before (YewPar: the threads of
+a locality share a workpool and localities steal; X10 GLB; seed 003's UPC threads).
+The task's own thread is the *supervisor*: it sends the progress reports and ends the
+epoch (cut, time limit); it never runs the kernel.
+
+Exactness, lane by lane (no node lost or duplicated):
+
+* rows move between a lane and the portion only under the portion's lock
+  (RELEASE, ACQUIRE) and to peers only by STEAL under the same lock; a row is at
+  every moment in exactly one place: one lane's local stack, the portion, or a steal
+  reply in flight (the thief holds it before its epoch can end: its call is
+  synchronous);
+* the cut: the supervisor sets the stop event, waits for every lane to end its
+  chunk and leave its loop (a lane does nothing after that), then
+  ``SharedPortion.close()`` and each lane's ``take_all()``: the outcome's rows are the
+  portion's plus every lane's, bottom-to-top per part; counters are reduced over the
+  lanes by the problem's rule (:func:`engine.problem.reduce_counters`).  A lane that
+  does not stop in time fails the epoch (rolled back), it is never half-read;
+* termination credit: :mod:`engine.stealstack` ("Lanes") -- the credit goes back
+  only when no lane holds a row and the portion is empty, checked under its lock; a
+  process steals from peers only when out of work and one lane at a time, so a
+  thief never holds two credits (``receive_credit`` asserts it);
+* node limit: the coordinator's grant is per worker; lanes draw from it by
+  lock-protected reservations (:meth:`WorkerSearch._reserve`): a lane reserves at
+  most its chunk budget of what is left and returns the unused part after the
+  chunk, so the worker's nodes never pass its grant and grants never sum past the
+  limit: the count never exceeds the node limit.
+
+Idle lanes: a lane that runs dry ACQUIREs from the portion; if it is empty, the lane
+is counted *hungry* and busy siblings release rows for it at their next chunk even
+below the release threshold (an in-memory steal within ~chunk_seconds).  While any
+lane holds a row the process keeps its credit and does not steal from peers (the
+price of one credit per process: an idle lane waits for its siblings then, it never
+holds a second credit); once the whole process is dry, one lane steals for all.
+
+Stats: ``busy_seconds`` and ``idle_seconds`` are *summed over lanes* (lane-seconds:
+with T lanes they add up to T times the epoch), ``chunks`` too; steal figures are the
+process's (one thief lane at a time).
+
+The node-limit grant wait (issue #11): a lane whose reservation gets nothing asks
+for a grant (at most ONE such report in flight per worker, retried while rank 0 is
+not ready) and sleeps in short steps; the supervisor keeps making the epoch's
+cut/time checks meanwhile, so a grant-starved worker ends its epoch at the cut like
+every other.  Formerly the wait skipped those checks and posted a new retrying
+report every 5 ms: a worker whose rank 0 had ended its epoch (or not started it)
+waited for the client's stall abort, and the report coroutines flooded its loop.
+
+The default of one lane per worker is a measurement (benchmarks/results/threads.md,
+2 cores): on a LocalCluster, 1 process x 2 lanes and 2 processes x 1 lane tie within the
+noise (T1L 1.78x vs 1.84x, clique G(1000, .5) 1.91x vs 1.83x), and one lane per process
+keeps each shared portion single-owner and a lost process costs one lane's work; 2
+lanes in one process without Dask (:mod:`engine.lanes`) reached 1.93x and 1.99x.
 """
 from __future__ import annotations
 
@@ -18,7 +77,7 @@ import threading
 import time
 
 from ..outcome import improve
-from ..problem import IMPROVED, Mode
+from ..problem import IMPROVED, Mode, reduce_counters
 from ..result import WorkerStats
 from ..stack import BudgetTuner, make_stack
 from ..stealstack import SharedPortion
@@ -36,8 +95,27 @@ GRANT_POLL = 0.005
 NOT_READY = "not-ready"
 
 
+#: seconds a lane may take to leave its loop once the epoch ends, beyond a peer call's
+#: timeout (a chunk lasts ~chunk_seconds; a steal call at most peer_timeout)
+LANE_JOIN_GRACE = 5.0
+
+
+class Lane:
+    """One search thread of a worker: its own stack, budget tuner and figures.
+    ``active`` is maintained under the shared portion's lock (see engine.stealstack)."""
+
+    def __init__(self, index: int, problem, policy):
+        self.index = index
+        self.stack = make_stack(problem)
+        self.tuner = BudgetTuner(policy)
+        self.active = True
+        self.chunks = 0
+        self.idle_seconds = 0.0
+        self.busy_seconds = 0.0
+
+
 class WorkerSearch:
-    """One epoch of one search on one worker."""
+    """One epoch of one search on one worker (``spec.threads`` lanes)."""
 
     def __init__(self, worker, spec: EpochSpec, rank: int, rows, problem):
         self.worker = worker
@@ -46,15 +124,18 @@ class WorkerSearch:
         self.rank = rank
         self.peers = spec.peers
         self.policy = spec.policy
-        self.stack = make_stack(self.problem)
+        n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
+        self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
+        self.stack = self.lanes[0].stack        # the dealt rows start on lane 0
         self.stack.push(rows)
-        self.shared = SharedPortion(self.stack.codec)
+        self.shared = SharedPortion(self.stack.codec, lanes=n_lanes)
         self.victims = VictimOrder(self.policy, rank, len(self.peers))
         self.incumbent = int(spec.incumbent)
         self.stop_event = threading.Event()
         self.stop_reason: str | None = None
         self.best_value = None
         self.best_buffer = None
+        self.best_lock = threading.Lock()
         self.history: list[tuple[float, int]] = []
         self.stats = WorkerStats(worker=worker.address, rows_dealt=len(rows))
         self.failure: str | None = None
@@ -68,10 +149,20 @@ class WorkerSearch:
         self.endpoint = None
         if rank == 0:
             self.endpoint = CoordinatorEndpoint(self, Coordinator(len(self.peers), spec.node_limit))
-        # node-limit grant (None: unlimited) and the sequence of our reports
+        # one lane at a time steals from peers (and only when the process is out of work)
+        self.thief = threading.Lock()
+        # node-limit grant (None: unlimited): an absolute node total for this worker;
+        # ``reserved`` = nodes done by all lanes + reservations outstanding <= grant
+        self.grant_lock = threading.Lock()
         self.grant = None if spec.node_limit is None else self._first_grant()
+        self.reserved = 0
+        self.outstanding = 0
+        # the sequence of our reports; at most one grant request in flight
+        self.report_lock = threading.Lock()
         self.seq = 0
         self.applied_seq = 0
+        self.asking = False
+        self.t_start = time.time()
         # load the kernel now (numba reads its on-disk cache), before the clock starts
         self.stack.run(0, self.incumbent)
 
@@ -79,17 +170,22 @@ class WorkerSearch:
         n, limit = len(self.peers), self.spec.node_limit
         return limit // n + (limit - n * (limit // n) if self.rank == 0 else 0)
 
+    @property
+    def nodes(self) -> int:
+        return sum(lane.stack.nodes for lane in self.lanes)
+
     # -- handlers (run on the worker's event loop) -------------------------------------
     def handle_steal(self, k, half):
         rows, credit = self.shared.steal(int(k), bool(half))
         if rows is None:
             return {"n": 0, "shared": len(self.shared)}
-        return {"rows": self.stack.codec.encode(rows), "n": len(rows), "credit": credit,
+        return {"rows": self.shared.codec.encode(rows), "n": len(rows), "credit": credit,
                 "shared": len(self.shared)}
 
     def handle_incumbent(self, value):
-        if value > self.incumbent:
-            self.incumbent = int(value)
+        with self.best_lock:       # never lowers what a lane has just raised
+            if value > self.incumbent:
+                self.incumbent = int(value)
         return "ok"
 
     def handle_stop(self, reason):
@@ -101,7 +197,7 @@ class WorkerSearch:
     def handle_ping(self):
         return "ok"
 
-    # -- messaging from the search thread -----------------------------------------------
+    # -- messaging from the search threads -----------------------------------------------
     def _fail(self, what: str, peer: int | None = None) -> None:
         if self.failure is None:
             self.failure = what
@@ -124,9 +220,11 @@ class WorkerSearch:
 
         return sync(self.worker.loop, call)
 
-    def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, **kwargs) -> None:
+    def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, on_done=None,
+              **kwargs) -> None:
         """Fire-and-forget message to a peer (or to this worker's own handler).  A
-        failure aborts the epoch: a lost message must not pass unnoticed."""
+        failure aborts the epoch: a lost message must not pass unnoticed.  ``on_done``
+        runs once the message is settled, whatever happened."""
         sid, ep = self.spec.search_id, self.spec.epoch
 
         async def send():
@@ -154,61 +252,70 @@ class WorkerSearch:
                     return
             except Exception as exc:
                 self._fail(f"{op} to {self.peers[to]} failed: {exc!r}", to)
+            finally:
+                if on_done is not None:
+                    on_done()
 
         self.worker.loop.add_callback(send)
 
     def request_stop(self, reason: str) -> None:
         self._post(0, "request_stop", retry_not_ready=True, reason=reason)
 
-    # -- the search loop -----------------------------------------------------------------
+    # -- node-limit grant, shared by the lanes -------------------------------------------
+    def _reserve(self, want: int) -> int | None:
+        """Up to ``want`` expansions of this worker's grant for one chunk of a lane
+        (None: no limit; 0: the grant is used up)."""
+        if self.grant is None:
+            return None
+        with self.grant_lock:
+            r = max(0, min(want, self.grant - self.reserved))
+            self.reserved += r
+            self.outstanding += r
+            return r
+
+    def _settle(self, reserved: int | None, done: int) -> None:
+        """After the chunk: the unused part of the reservation goes back."""
+        if reserved is None:
+            return
+        with self.grant_lock:
+            self.reserved -= reserved - done
+            self.outstanding -= reserved
+
+    def _ask_grant(self) -> None:
+        """A lane's grant is used up: ask rank 0 (one request in flight at a time)."""
+        with self.report_lock:
+            if self.asking:
+                return
+            self.asking = True
+
+        def done():
+            self.asking = False
+        self._report(force=True, on_done=done)
+
+    def _give_back_grant(self) -> None:
+        """The process is out of work: its unused grant goes back to the coordinator
+        (which grants it to workers that ask).  Only with no reservation outstanding;
+        ``grant`` then equals the nodes done, so it is still >= ``reserved``."""
+        if self.grant is None:
+            return
+        with self.grant_lock:
+            if self.outstanding or self.grant <= self.reserved:
+                return
+            self.grant = self.reserved
+        self._report(force=True, idle=True)
+
+    # -- the epoch: the supervisor and its lanes -------------------------------------------
     def run(self) -> EpochOutcome:
-        pol, stack, shared, stats = self.policy, self.stack, self.shared, self.stats
-        start = time.time()
+        start = self.t_start = time.time()
         cut_at = start + self.spec.epoch_seconds
         deadline = None if self.spec.time_left is None else start + self.spec.time_left
+        threads = [threading.Thread(target=self._lane_main, args=(lane,), daemon=True,
+                                    name=f"stealsearch-lane-{self.rank}.{lane.index}")
+                   for lane in self.lanes]
+        for t in threads:
+            t.start()
         next_report = start
-        backoff = pol.idle_backoff
-        idle_since = None
-        tuner = BudgetTuner(pol)
-        while not self.stop_event.is_set():
-            if len(stack):
-                cap = None
-                if self.grant is not None:
-                    cap = self.grant - stack.nodes
-                    if cap <= 0:            # wait for a node-limit grant
-                        self._report(force=True)
-                        self.stop_event.wait(GRANT_POLL)
-                        continue
-                if idle_since is not None:
-                    stats.idle_seconds += time.time() - idle_since
-                    idle_since = None
-                status, value = tuner.run(stack, self.incumbent, cap=cap)
-                stats.chunks += 1
-                if status == IMPROVED:
-                    self._improved(value, start)
-                    if self.stop_event.is_set():
-                        break
-                # RELEASE: the oldest rows beyond the threshold, k at a time
-                while len(stack) > pol.release_threshold:
-                    shared.release(stack.take_bottom(pol.k))
-            else:
-                rows = shared.acquire(pol.acquire)        # ACQUIRE
-                if rows is not None:
-                    stack.push(rows)
-                    continue
-                if idle_since is None:
-                    idle_since = time.time()
-                    if self.grant is not None and self.grant > stack.nodes:
-                        self.grant = stack.nodes          # give the unused grant back
-                        self._report(force=True, idle=True)
-                e = shared.return_credit_if_empty()
-                if e is not None:
-                    self._post(0, "credit", retry_not_ready=True, exponent=e)
-                if pol.stealing and self._findwork():
-                    backoff = pol.idle_backoff
-                    continue
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, pol.idle_backoff_max)
+        while True:
             now = time.time()
             if now >= next_report:
                 self._report()
@@ -220,13 +327,95 @@ class WorkerSearch:
             if now >= cut_at:
                 self.stop_reason = self.stop_reason or "cut"
                 break
+            wake = min(next_report, cut_at, deadline if deadline is not None else cut_at)
+            if self.stop_event.wait(max(0.0, wake - now)):
+                break         # a stop message, a decision, a failure
+        self.stop_event.set()     # every lane leaves its loop after its chunk
+        stuck = []
+        join_by = time.monotonic() + self.spec.peer_timeout + LANE_JOIN_GRACE
+        for t, lane in zip(threads, self.lanes):
+            t.join(max(0.0, join_by - time.monotonic()))
+            if t.is_alive():
+                stuck.append(lane)
+        if stuck:
+            self._fail(f"search thread(s) {[lane.index for lane in stuck]} did not stop")
         end = time.time()
-        if idle_since is not None:
-            stats.idle_seconds += end - idle_since
-        stats.busy_seconds = end - start - stats.idle_seconds
-        return self._final()
+        st = self.stats
+        st.chunks = sum(lane.chunks for lane in self.lanes)
+        st.idle_seconds = sum(lane.idle_seconds for lane in self.lanes)
+        st.busy_seconds = (end - start) * len(self.lanes) - st.idle_seconds
+        return self._final(stuck)
 
-    def _findwork(self) -> bool:
+    def _lane_main(self, lane: Lane) -> None:
+        try:
+            self._lane_loop(lane)
+        except BaseException as exc:       # the epoch fails (rolled back), never half-read
+            logger.exception("search thread %d failed", lane.index)
+            self._fail(f"search thread {lane.index} failed: {exc!r}")
+
+    def _lane_loop(self, lane: Lane) -> None:
+        pol, shared, stack, tuner = self.policy, self.shared, lane.stack, lane.tuner
+        stop = self.stop_event
+        backoff = pol.idle_backoff
+        idle_since = None
+        t0 = time.time()
+        try:
+            while not stop.is_set():
+                if len(stack):
+                    if idle_since is not None:
+                        lane.idle_seconds += time.time() - idle_since
+                        idle_since = None
+                    cap = self._reserve(tuner.budget)
+                    if cap == 0:            # wait for a node-limit grant
+                        self._ask_grant()
+                        stop.wait(GRANT_POLL)
+                        continue
+                    before = stack.nodes
+                    try:
+                        status, value = tuner.run(stack, self.incumbent, cap=cap)
+                    finally:
+                        self._settle(cap, stack.nodes - before)
+                    lane.chunks += 1
+                    if status == IMPROVED:
+                        self._improved(value, lane)
+                        if stop.is_set():
+                            break
+                    # RELEASE: the oldest rows beyond the threshold, k at a time
+                    while len(stack) > pol.release_threshold:
+                        shared.release(stack.take_bottom(pol.k))
+                    # a sibling lane is idle and the portion is empty: feed it now
+                    if shared.hungry > 0 and not len(shared) and len(stack) > 1:
+                        shared.release(stack.take_bottom(max(1, min(pol.k, len(stack) // 2))))
+                    continue
+                rows = shared.acquire(pol.acquire, lane)       # ACQUIRE
+                if rows is not None:
+                    stack.push(rows)
+                    backoff = pol.idle_backoff
+                    continue
+                if idle_since is None:
+                    idle_since = time.time()
+                e = shared.return_credit_if_empty(lane)
+                if e is not None:           # the whole process is out of work
+                    self._post(0, "credit", retry_not_ready=True, exponent=e)
+                    self._give_back_grant()
+                if pol.stealing and shared.credit_exp is None \
+                        and self.thief.acquire(blocking=False):
+                    try:
+                        found = shared.credit_exp is None and self._findwork(lane)
+                    finally:
+                        self.thief.release()
+                    if found:
+                        backoff = pol.idle_backoff
+                        continue
+                    stop.wait(backoff)      # a round of peers found nothing: back off
+                    backoff = min(backoff * 2, pol.idle_backoff_max)
+                else:
+                    shared.wait_for_rows(pol.idle_backoff_max)   # a sibling releases
+        finally:
+            if idle_since is not None:
+                lane.idle_seconds += time.time() - idle_since
+
+    def _findwork(self, lane: Lane) -> bool:
         """Poll victims in policy order; STEAL from the first with shared rows."""
         st = self.stats
         for victim in self.victims.round():
@@ -242,21 +431,25 @@ class WorkerSearch:
                 continue
             self.victims.known_sizes[victim] = reply.get("shared", 0)
             if reply.get("n"):
-                rows = self.stack.codec.decode(reply["rows"])
-                self.shared.receive_credit(reply["credit"])
-                self.stack.push(rows)
+                rows = self.shared.codec.decode(reply["rows"])
+                self.shared.receive_credit(reply["credit"], lane)
+                lane.stack.push(rows)
                 st.steals_succeeded += 1
                 st.rows_stolen += len(rows)
                 return True
         return False
 
-    def _improved(self, value: int, start: float) -> None:
-        self.incumbent = max(self.incumbent, value)
-        self.best_value, self.best_buffer, self.history = improve(
-            self.best_value, self.best_buffer, self.history, value, self.stack.solution,
-            self.spec.t_offset + time.time() - start)
+    def _improved(self, value: int, lane: Lane) -> None:
+        with self.best_lock:       # lanes improve concurrently: one best, one history
+            better = self.best_value is None or value > self.best_value
+            self.incumbent = max(self.incumbent, value)
+            self.best_value, self.best_buffer, self.history = improve(
+                self.best_value, self.best_buffer, self.history, value, lane.stack.solution,
+                self.spec.t_offset + time.time() - self.t_start)
+        if not better:
+            return
         if self.problem.mode is Mode.DECIDE:
-            self.stop_reason = "found"
+            self.stop_reason = self.stop_reason or "found"
             self.stop_event.set()
             self.request_stop("found")
             return
@@ -264,39 +457,47 @@ class WorkerSearch:
             if r != self.rank:
                 self._post(r, "incumbent", value=int(value))
 
-    def _report(self, force: bool = False, idle: bool = False) -> None:
-        self.seq += 1
-        seq = self.seq
-        if idle:
-            self.applied_seq = seq
+    def _report(self, force: bool = False, idle: bool = False, on_done=None) -> None:
+        with self.report_lock:
+            self.seq += 1
+            seq = self.seq
+            if idle:
+                self.applied_seq = seq
 
         def on_reply(reply):
             if not isinstance(reply, dict):
                 return
             self.victims.known_sizes = list(reply["shared"])
-            if reply.get("grant") is not None and seq > self.applied_seq:
-                self.applied_seq = seq
-                self.grant = int(reply["grant"])
+            if reply.get("grant") is not None:
+                with self.grant_lock:
+                    # a late reply must not hand back a grant given back since
+                    if seq > self.applied_seq:
+                        self.applied_seq = seq
+                        self.grant = int(reply["grant"])
 
-        local, shared = len(self.stack), len(self.shared)
-        self._post(0, "report", on_reply=on_reply, retry_not_ready=force, rank=self.rank,
-                   nodes=self.stack.nodes, shared=shared,
+        local = sum(len(lane.stack) for lane in self.lanes)
+        shared = len(self.shared)
+        self._post(0, "report", on_reply=on_reply, retry_not_ready=force, on_done=on_done,
+                   rank=self.rank, nodes=self.reserved if idle else self.nodes, shared=shared,
                    steals=self.stats.steals_succeeded, best=self.best_value, seq=seq, idle=idle,
                    local=local, looking=local == 0 and shared == 0)
 
-    def _final(self) -> EpochOutcome:
+    def _final(self, stuck=()) -> EpochOutcome:
         st, sh = self.stats, self.shared
         left_shared = sh.close()        # from now on thieves get nothing: a consistent cut
-        st.nodes = self.stack.nodes
+        lanes = [lane for lane in self.lanes if lane not in stuck]
+        st.nodes = self.nodes
         st.releases, st.rows_released = sh.releases, sh.rows_released
         st.acquires, st.rows_acquired = sh.acquires, sh.rows_acquired
         st.rows_given = sh.rows_given
-        codec = self.stack.codec
-        left = codec.concat([p for p in (left_shared, self.stack.take_all()) if len(p)])
+        codec = sh.codec
+        parts = [left_shared] + [lane.stack.take_all() for lane in lanes]
+        left = codec.concat([p for p in parts if len(p)])
         st.rows_left = len(left)
+        counters = reduce_counters(self.problem, [lane.stack.counters for lane in self.lanes])
         return EpochOutcome(
             rank=self.rank, address=self.worker.address, rows=left,
-            counters=self.stack.counters.copy(), best_value=self.best_value,
+            counters=counters, best_value=self.best_value,
             best_buffer=self.best_buffer, history=self.history, stats=st,
             rows_left_shared=len(left_shared), stop_reason=self.stop_reason,
             failure=self.failure,

@@ -136,28 +136,25 @@ def test_interrupted_knapsack_brackets_the_optimum(backend, limit, request):
     assert r.nodes >= limit
 
 
-# Found by this test (2026-11-22); cause measured 2026-11-23 under load (load average ~35
-# on 2 cores, this search 4x in a row on a fresh 3-worker LocalCluster, logging on):
-# the first search stalled both times (48 s, 57 s; later ones 2-6 s).  Ranks 1-2 start
-# their epoch, use their node-limit grant (500 // 3 = 166 nodes) in milliseconds and then
-# wait for more in the grant loop of engine/dask_backend/worker.py (``if cap <= 0: ...
-# continue``), which skips the epoch's cut and time-limit checks, while rank 0 (the
-# coordinator, which alone can grant or stop) does not answer: most likely still loading
-# its kernel with the GIL held (workers logged "event loop unresponsive for 3 s"; not
-# confirmed on rank 0 itself).  Nothing ends the epoch but the client's stall
-# detector (epoch length 5 s + PEER_TIMEOUT 10 s + ABORT_GRACE 5 s): all three workers are
-# declared stalled, the epoch is rolled back and re-run; 12 such aborts in a row end the
-# search with SearchFailed.  A logged instance: "rank 1 waits for a grant: grant 166
-# nodes 166 rows 31 shared 328" (rows it could have released to idle peers, too).
-# The engine's to fix (dask backend being rebuilt): the grant wait must keep checking the
-# cut and the time limit.  Not run until then.
-@pytest.mark.xfail(run=False, reason="dask worker: the node-limit grant wait skips the "
-                   "epoch's cut/time checks; a slow rank 0 (kernel load under load) stalls "
-                   "the epoch until the client's 20 s stall abort")
-@pytest.mark.parametrize("limit", [dict(node_limit=500), dict(node_limit=5000)])
-def test_interrupted_clique_on_dask_brackets_omega(limit, cluster4):
+# Found by this test (2026-11-22), issue #11: ranks 1-2 used their node-limit grant
+# (500 // 3 = 166 nodes) in milliseconds and waited for more in a loop that skipped the
+# epoch's cut and time checks, posting a new report (each retrying for up to 10 s) every
+# 5 ms, while rank 0 (the coordinator, which alone grants or stops) did not answer yet
+# (kernel load under load) or had already ended its epoch: only the client's stall
+# detector ended the epoch (rolled back, re-run).  Now the wait keeps the checks (the
+# supervisor thread of engine/dask_backend/worker.py ends the epoch at its cut) and a
+# worker has at most one grant request in flight.  See also test_engine_lanes.py.
+# (The test itself then took ~250 s a case: its oracle, max over nx.find_cliques, lists
+# the graph's millions of maximal cliques; nx.max_weight_clique needs ~15 s, once.)
+@pytest.fixture(scope="module")
+def g400():
     g = nx.gnp_random_graph(400, 0.5, seed=11)      # ~200k nodes sequentially (colour bound)
-    omega = max(len(c) for c in nx.find_cliques(g))
+    return g, nx.max_weight_clique(g, weight=None)[1]
+
+
+@pytest.mark.parametrize("limit", [dict(node_limit=500), dict(node_limit=5000)])
+def test_interrupted_clique_on_dask_brackets_omega(limit, cluster4, g400):
+    g, omega = g400
     r = solve(CliqueProblem(g, heuristic="none"), backend="dask", client=cluster4,
               workers=3, **limit)
     assert r.status == "interrupted"

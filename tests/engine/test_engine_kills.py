@@ -189,6 +189,24 @@ def test_clique_decide_through_a_kill(cluster, oracle, seed):
     check(r)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_through_a_kill_with_threads_per_worker(cluster, oracle, seed):
+    """Lanes (2-3 search threads per worker, engine/dask_backend/worker.py) through a
+    SIGKILL: the UTS count and the clique optimum stay exact."""
+    threads = 2 + seed % 2
+    t = kill_during_search(cluster, np.random.default_rng(600 + seed), 1)
+    if seed < 2:
+        r = solve(TREE, client=cluster, checkpoint_every=EVERY, threads_per_worker=threads)
+        t.join(60)
+        assert r.status == "exhausted" and uts_figures(r) == oracle["count"]
+    else:
+        r = solve(CliqueProblem(GRAPH), client=cluster, checkpoint_every=EVERY,
+                  threads_per_worker=threads)
+        t.join(60)
+        assert r.status == "optimal" and r.objective == oracle["omega"] and r.verified
+    check(r)
+
+
 def test_kill_the_last_worker_while_a_new_one_joins(oracle):
     """One worker, killed mid-search; its nanny's restart and a worker added by
     scale() are the only ones left: the search waits for them and stays exact."""
