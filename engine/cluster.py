@@ -265,8 +265,15 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     # it cannot see into a nogil kernel and only competes for the cores.  The config
     # is captured by each Nanny and handed to its worker process.
     with dask.config.set({"distributed.worker.profile.enabled": False}):
-        return _start_owned(lambda: LocalCluster(
-            n_workers=workers, threads_per_worker=threads_per_worker, processes=True, **kwargs))
+        try:
+            return _start_owned(lambda: LocalCluster(
+                n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
+                **kwargs))
+        except (ValueError, TypeError, RuntimeError, OSError) as exc:
+            # a config's bad value (memory_limit: lots, dashboard_address: x) surfaces
+            # here, often wrapped in "Cluster failed to start"; the user needs its line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ClusterUnavailable(f"the local cluster did not start: {first}") from None
 
 
 # --------------------------------------------------------------------------- configs

@@ -100,6 +100,13 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
         placed = any(x is not None for x in (workers, scheduler, cluster_config, client))
         # nobody asked for a cluster: one that cannot start is a note, not an error
         backend, fall_back = ("dask", False) if placed else ("rampup", True)
+    # types first: a string limit would otherwise end in a TypeError from a comparison
+    for name, value, kinds in (("time limit", time_limit, numbers.Real),
+                               ("node limit", node_limit, numbers.Integral),
+                               ("checkpoint interval", checkpoint_every, numbers.Real)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            want = "an integer" if kinds is numbers.Integral else "a number of seconds"
+            raise InputError(f"{name} must be {want}, got {value!r}")
     if time_limit is not None and time_limit <= 0:
         raise InputError(f"time limit must be > 0 seconds, got {time_limit}")
     if node_limit is not None and node_limit < 1:

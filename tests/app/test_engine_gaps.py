@@ -1,17 +1,13 @@
-"""Issue #11 items whose fix belongs to files the audit helper does not own
-(engine/cluster.py, engine/solve.py).  Each test states the behaviour the issue asks
-for and is marked ``xfail(strict=True)``: it fails today; once the change named in its
-reason is applied it passes, strict makes the run fail, and the mark must go."""
+"""Issue #11 items at the engine's edge (engine/cluster.py, engine/solve.py): a local
+cluster config's bad *values* (not only unknown keys) are one ClusterUnavailable line,
+and solve()'s limits of the wrong type are an InputError, not a TypeError from a
+comparison deep inside."""
 import pytest
 
 from engine.errors import InputError
 from stealsearch.cli import main
 
 
-@pytest.mark.xfail(strict=True, reason="engine/cluster.py local_cluster(): a LocalCluster "
-                   "that fails to start from a config's values (ValueError from "
-                   "parse_bytes, RuntimeError 'Cluster failed to start') must become one "
-                   "ClusterUnavailable line")
 @pytest.mark.parametrize("text", ["kind: local\nworkers: 2\nmemory_limit: lots\n",
                                   "kind: local\nworkers: 2\ndashboard_address: 'x'\n"])
 def test_bad_values_in_a_local_cluster_config_are_one_line(tmp_path, capsys, text):
@@ -22,9 +18,6 @@ def test_bad_values_in_a_local_cluster_config_are_one_line(tmp_path, capsys, tex
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.xfail(strict=True, reason="engine/solve.py solve(): node_limit, time_limit and "
-                   "checkpoint_every of the wrong type must raise InputError (today "
-                   "TypeError from the comparison)")
 @pytest.mark.parametrize("kw", [{"node_limit": "3"}, {"time_limit": "1"},
                                 {"checkpoint_every": "5"}, {"node_limit": 2.5}])
 def test_solve_limits_of_the_wrong_type_raise_input_error(kw):
