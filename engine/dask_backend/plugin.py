@@ -357,6 +357,23 @@ async def _hand_over(worker) -> None:
                         search.spec.search_id, search.spec.epoch)
 
 
+class _HeartbeatNoise(logging.Filter):
+    """Drops distributed's "Failed to communicate with scheduler during heartbeat" and
+    its three chained tracebacks.  A worker logs it when its scheduler closes while a
+    heartbeat is in flight: at the end of a run on a LocalCluster (a race inside
+    distributed's shutdown, seen under load in the README's 4-worker example), or when
+    the scheduler died, which the client reports itself in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to communicate with scheduler during heartbeat")
+
+
+def _drop_heartbeat_noise() -> None:
+    log = logging.getLogger("distributed.worker")
+    if not any(isinstance(f, _HeartbeatNoise) for f in log.filters):
+        log.addFilter(_HeartbeatNoise())
+
+
 class StealstackPlugin(WorkerPlugin):
     """Registers the stealstack's comm handlers on a worker, the reaper of idle
     problems, and the hand-over on a graceful close."""
@@ -370,6 +387,7 @@ class StealstackPlugin(WorkerPlugin):
         from tornado.ioloop import PeriodicCallback
 
         _CLOSED.discard(worker.address)
+        _drop_heartbeat_noise()
 
         for op in WORKER_OPS:
             worker.handlers[handler_name(op)] = _worker_handler(worker, op)
