@@ -17,7 +17,7 @@ of the same invocation over this median.  ``--lock FILE`` holds FILE exclusively
 (``flock``) for each block of runs, so that a shared machine's tests wait meanwhile and
 every block stays short; the load average is recorded before every run.
 
-    python -m benchmarks.bench_threads --lock /tmp/ss-machine.lock
+    python -m benchmarks.bench_threads [--lock FILE]
 """
 from __future__ import annotations
 

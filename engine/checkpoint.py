@@ -114,6 +114,15 @@ def prepare_directory(directory) -> Path:
 class CheckpointWriter:
     """Writes the cuts of one search into ``directory`` (see the module docstring)."""
 
+    @classmethod
+    def open(cls, directory, problem: Problem, codec, policy, info: dict | None = None):
+        """The writer every backend uses: None when no ``directory`` was asked for;
+        ``policy`` a StealPolicy (recorded as its dict)."""
+        if directory is None:
+            return None
+        return cls(directory, problem, codec, mode=problem.mode.name.lower(),
+                   policy=policy.as_dict(), info=info)
+
     def __init__(self, directory, problem: Problem, codec, *, mode: str, policy: dict | None,
                  info: dict | None = None):
         self.dir = prepare_directory(directory)

@@ -94,6 +94,12 @@ class Cut:
     recoveries: int = 0           # aborted epochs (rollbacks)
     nodes_redone: int = 0         # nodes of aborted epochs
 
+    @classmethod
+    def root(cls, problem: Problem) -> "Cut":
+        """The cut before anything ran: the problem's root frontier, zero counters."""
+        frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
+        return cls(batches={"": frontier}, counters=np.zeros(problem.n_counters(), dtype=np.int64))
+
     def rows(self, codec):
         """Every open row, in one batch."""
         return codec.concat([b for b in self.batches.values() if len(b)])

@@ -23,6 +23,7 @@ import time
 import uuid
 
 from . import interrupts
+from .checkpoint import CheckpointWriter
 from .epochs import Cut
 from .errors import SearchFailed
 from .outcome import INTERRUPT_REASONS, build_result, remaining_bound
@@ -105,7 +106,6 @@ def run_lanes(problem: Problem, threads: int, *, policy: StealPolicy | None = No
               checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
               cut: Cut | None = None) -> SearchResult:
     """Search ``problem`` with ``threads`` lanes in this process (see the module docstring)."""
-    import numpy as np
 
     from .dask_backend.wire import EpochSpec
     from .dask_backend.worker import WorkerSearch
@@ -114,17 +114,9 @@ def run_lanes(problem: Problem, threads: int, *, policy: StealPolicy | None = No
     policy = policy or StealPolicy()
     t0 = time.perf_counter()
     codec = make_stack(problem).codec
-    carried = 0
-    if cut is None:
-        frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
-        cut = Cut(batches={"": frontier}, counters=np.zeros(problem.n_counters(), dtype=np.int64))
-    else:
-        carried = cut.nodes
-    writer = None
-    if checkpoint is not None:
-        from .checkpoint import CheckpointWriter
-        writer = CheckpointWriter(checkpoint, problem, codec, mode=problem.mode.name.lower(),
-                                  policy=policy.as_dict(), info=checkpoint_info)
+    carried = 0 if cut is None else cut.nodes
+    cut = cut or Cut.root(problem)
+    writer = CheckpointWriter.open(checkpoint, problem, codec, policy, checkpoint_info)
     every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
     stats = WorkerStats(worker=f"{ADDRESS} ({threads} threads)", rows_dealt=cut.n_rows())
     bar = Progress(progress, desc=f"{problem.name} on {threads} threads")

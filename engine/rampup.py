@@ -51,9 +51,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-import numpy as np
 
 from . import interrupts
+from .checkpoint import CheckpointWriter
 from .epochs import Cut
 from .errors import InputError
 from .outcome import improve
@@ -201,20 +201,14 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     # load the kernel (numba's cache: ~1 s cold) before the grace period's clock starts,
     # as the CLI's --sequential does before its own (an empty stack expands nothing)
     stack.run(0, int(problem.initial_incumbent()))
-    if cut is None:
-        frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
-        cut = Cut(batches={"": frontier}, counters=np.zeros(problem.n_counters(), dtype=np.int64))
+    cut = cut or Cut.root(problem)
     carried = cut.nodes
     stack.push(cut.rows(stack.codec))
     stack.counters[:] = cut.counters
     incumbent = cut.incumbent(problem)
     best_value, best_buffer, history = cut.best_value, cut.best_buffer, list(cut.history)
     stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
-    writer = None
-    if checkpoint is not None:
-        from .checkpoint import CheckpointWriter
-        writer = CheckpointWriter(checkpoint, problem, stack.codec, mode=problem.mode.name.lower(),
-                                  policy=policy.as_dict(), info=checkpoint_info)
+    writer = CheckpointWriter.open(checkpoint, problem, stack.codec, policy, checkpoint_info)
     every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
     deadline = None if time_limit is None else t0 + time_limit
     next_cut = t0 + every

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 
 from . import interrupts
+from .checkpoint import CheckpointWriter
 from .epochs import Cut
 from .estimate import ProgressEstimator
 from .outcome import INTERRUPT_REASONS, build_result, improve, remaining_bound
@@ -58,22 +58,14 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     policy = policy or StealPolicy()
     t0 = time.perf_counter()
     stack = make_stack(problem)
-    if cut is None:
-        frontier = np.ascontiguousarray(problem.root_frontier(), dtype=np.int64)
-        cut = Cut(batches={"": frontier}, counters=np.zeros(problem.n_counters(), dtype=np.int64))
-        carried = 0
-    else:
-        carried = cut.nodes
+    carried = 0 if cut is None else cut.nodes
+    cut = cut or Cut.root(problem)
     stack.push(cut.rows(stack.codec))
     stack.counters[:] = cut.counters
     incumbent = cut.incumbent(problem)
     best_value, best_buffer, history = cut.best_value, cut.best_buffer, list(cut.history)
     stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
-    writer = None
-    if checkpoint is not None:
-        from .checkpoint import CheckpointWriter
-        writer = CheckpointWriter(checkpoint, problem, stack.codec, mode=problem.mode.name.lower(),
-                                  policy=policy.as_dict(), info=checkpoint_info)
+    writer = CheckpointWriter.open(checkpoint, problem, stack.codec, policy, checkpoint_info)
     every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
     deadline = None if time_limit is None else t0 + time_limit   # limits count from here
     next_cut = t0 + every

@@ -566,10 +566,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     else:
         setup_nodes, carried = 0, cut.nodes
     elapsed0 = cut.elapsed
-    writer = None
-    if checkpoint is not None:
-        writer = CheckpointWriter(checkpoint, problem, codec, mode=problem.mode.name.lower(),
-                                  policy=policy.as_dict(), info=checkpoint_info)
+    writer = CheckpointWriter.open(checkpoint, problem, codec, policy, checkpoint_info)
     stats: dict[str, WorkerStats] = {}
     rows_left_shared = 0
     search_id = uuid.uuid4().hex[:12]
