@@ -25,3 +25,22 @@ def end_processes(pids, grace: float = 10.0) -> None:
     for p in pids:
         if _alive(p):
             os.kill(p, signal.SIGKILL)
+
+
+def worker_pids(client, seen: set) -> dict:
+    """Address -> PID of the client's workers, each also added to ``seen`` (the module's
+    record of every process it must end)."""
+    found = dict(client.run(os.getpid, on_error="ignore"))
+    seen.update(found.values())
+    return found
+
+
+def wait_until(predicate, timeout: float, what: str) -> None:
+    """Poll ``predicate`` every 50 ms; fail the test (naming ``what``) after ``timeout`` s."""
+    import pytest
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting until {what}")
+        time.sleep(0.05)

@@ -18,7 +18,7 @@ from engine.dask_backend.plugin import (load_count, loaded_problems, loads_under
                                         running_searches)
 from engine.dask_backend.wire import EpochSpec
 from problems.uts import UTSParams, UTSProblem
-from procutil import _alive, end_processes
+from procutil import _alive, end_processes, wait_until, worker_pids
 
 TREE = UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19")     # 1,031,269 nodes
 TREE_COUNT = 1031269
@@ -59,17 +59,7 @@ class BrokenOnWorkers(UTSProblem):
 
 
 def pids(client) -> dict:
-    found = dict(client.run(os.getpid, on_error="ignore"))
-    SEEN_PIDS.update(found.values())
-    return found
-
-
-def wait_until(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting until {what}")
-        time.sleep(0.05)
+    return worker_pids(client, SEEN_PIDS)
 
 
 @pytest.fixture(scope="module")
