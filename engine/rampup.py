@@ -53,16 +53,14 @@ from dataclasses import dataclass
 
 
 from . import interrupts
-from .checkpoint import CheckpointWriter
 from .epochs import Cut
 from .errors import InputError
-from .outcome import improve
 from .policy import StealPolicy
-from .problem import IMPROVED, Mode, Problem
+from .problem import Problem
 from .progress import Progress
-from .result import SearchResult, WorkerStats
-from .sequential import in_process_result
-from .stack import BudgetTuner, make_stack
+from .result import SearchResult
+from .sequential import InProcessSearch
+from .stack import make_stack
 
 log = logging.getLogger(__name__)
 
@@ -190,64 +188,34 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     line and the search goes on here (for the ``auto`` default, whose user asked for no
     cluster); otherwise its error is raised.  ``cut`` resumes from a checkpoint (the
     limits then count from the resume)."""
-    # (distributed is imported only once a cluster is started: ~1 s a short search saves)
-    from .sequential import DEFAULT_CHECKPOINT_EVERY
-
     place = place or Place()
-    policy = policy or StealPolicy()
     grace = check_grace(grace)
     t0 = time.perf_counter()
     stack = make_stack(problem)
     # load the kernel (numba's cache: ~1 s cold) before the grace period's clock starts,
     # as the CLI's --sequential does before its own (an empty stack expands nothing)
     stack.run(0, int(problem.initial_incumbent()))
-    cut = cut or Cut.root(problem)
-    carried = cut.nodes
-    stack.push(cut.rows(stack.codec))
-    stack.counters[:] = cut.counters
-    incumbent = cut.incumbent(problem)
-    best_value, best_buffer, history = cut.best_value, cut.best_buffer, list(cut.history)
-    stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
-    writer = CheckpointWriter.open(checkpoint, problem, stack.codec, policy, checkpoint_info)
-    every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
-    deadline = None if time_limit is None else t0 + time_limit
-    next_cut = t0 + every
-    tuner = BudgetTuner(policy)
-    epochs = cut.epochs
+    # (distributed is imported only once a cluster is started: ~1 s a short search saves)
+    search = InProcessSearch(problem, cut, policy, t0=t0, time_limit=time_limit,
+                             node_limit=node_limit, checkpoint=checkpoint,
+                             checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                             stack=stack)
+    policy, cut, carried, stats = search.policy, search.cut, search.carried, search.stats
     starter: interrupts.ShieldedStart | None = None
     start_note = "not started"
     stop_reason = None
     handing_over = False
     bar = Progress(progress, desc=f"{problem.name} (ramp-up)")
-    t_search = time.perf_counter()
-
-    def snapshot(rows) -> Cut:
-        return Cut(batches={"": rows}, counters=stack.counters.copy(),
-                   best_value=best_value, best_buffer=best_buffer, history=list(history),
-                   elapsed=cut.elapsed + time.perf_counter() - t_search, epochs=epochs,
-                   recoveries=cut.recoveries, nodes_redone=cut.nodes_redone)
+    search.start_clock()
+    t_search = search.t_search
 
     try:
         try:
             while True:
-                if problem.mode is Mode.DECIDE and best_value is not None:
-                    stop_reason = "found"
+                stop_reason = search.stop_reason()
+                if stop_reason is not None or not len(stack):
                     break
-                if not len(stack):
-                    break
-                if interrupts.requested():
-                    stop_reason = "interrupted"
-                    break
-                left = None
-                if node_limit is not None:
-                    left = node_limit - (stack.nodes - carried)
-                    if left <= 0:
-                        stop_reason = "node_limit"
-                        break
                 now = time.perf_counter()
-                if deadline is not None and now >= deadline:
-                    stop_reason = "time_limit"
-                    break
                 if place.client is not None and now - t_search >= grace:
                     handing_over = True     # the caller's cluster: there is nothing to start
                     break
@@ -271,18 +239,8 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                                     "on in this process", reason)
                         start_note = f"failed: {reason}"
                     starter = None
-                status, value = tuner.run(stack, incumbent, cap=left)
-                stats.chunks += 1
-                if status == IMPROVED:
-                    incumbent = value
-                    best_value, best_buffer, history = improve(
-                        best_value, best_buffer, history, value, stack.solution,
-                        cut.elapsed + time.perf_counter() - t_search)
-                if writer is not None and time.perf_counter() >= next_cut and len(stack):
-                    epochs += 1
-                    writer.write(snapshot(stack.live().copy()))
-                    next_cut = time.perf_counter() + every
-                bar.update(stack.nodes, incumbent=None if best_value is None else best_value)
+                search.step()
+                bar.update(stack.nodes, incumbent=search.best_value)
         except KeyboardInterrupt:   # (outside handling_interrupts) a chunk is atomic
             stop_reason = "interrupted"
         finally:
@@ -301,14 +259,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                 else "cancelled while starting"
             starter.abort(_close, START_TIMEOUT)
         phase1["cluster"] = start_note
-        final = snapshot(stack.live().copy())
-        if writer is not None:
-            writer.write(final, status=stop_reason or "complete")
-        result = in_process_result(problem, stack, stats, carried=carried,
-                                   seconds=phase1_seconds, t0=t0, policy=policy,
-                                   best_value=best_value, best_buffer=best_buffer,
-                                   history=history, stop_reason=stop_reason, epochs=epochs,
-                                   cut=cut, writer=writer)
+        result = search.finish(stop_reason, phase1_seconds)
         result.phases = [phase1]
         return result
 
@@ -317,7 +268,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
 
     connection = _Connection(None, place.client) if starter is None else starter.result()
     rows = stack.take_all()
-    handed = snapshot(rows)
+    handed = search.snapshot(rows)
     phase1["rows_handed_over"] = len(rows)
     phase1["cluster"] = "used"
     phase1["cluster_start_seconds"] = 0.0 if starter is None else round(starter.seconds, 6)
@@ -325,7 +276,8 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     try:
         result = run_dask(
             problem, connection.client, workers=place.cap(), policy=policy,
-            time_limit=None if deadline is None else max(1e-6, deadline - time.perf_counter()),
+            time_limit=None if search.deadline is None
+            else max(1e-6, search.deadline - time.perf_counter()),
             node_limit=None if node_limit is None else node_limit - (nodes_before - carried),
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
             checkpoint_info=checkpoint_info, cut=handed, threads_per_worker=threads_per_worker)

@@ -55,75 +55,31 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                          node_limit=node_limit, progress=progress, checkpoint=checkpoint,
                          checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
                          cut=cut)
-    policy = policy or StealPolicy()
     t0 = time.perf_counter()
-    stack = make_stack(problem)
-    carried = 0 if cut is None else cut.nodes
-    cut = cut or Cut.root(problem)
-    stack.push(cut.rows(stack.codec))
-    stack.counters[:] = cut.counters
-    incumbent = cut.incumbent(problem)
-    best_value, best_buffer, history = cut.best_value, cut.best_buffer, list(cut.history)
-    stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
-    writer = CheckpointWriter.open(checkpoint, problem, stack.codec, policy, checkpoint_info)
-    every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else float(checkpoint_every)
-    deadline = None if time_limit is None else t0 + time_limit   # limits count from here
-    next_cut = t0 + every
+    search = InProcessSearch(problem, cut, policy, t0=t0, time_limit=time_limit,
+                             node_limit=node_limit, checkpoint=checkpoint,
+                             checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info)
+    stack = search.stack
     stop_reason = None
     bar = Progress(progress, desc=problem.name)
-    t_search = time.perf_counter()
-    tuner = BudgetTuner(policy)
-    epochs = cut.epochs
     if estimate is None:
         estimate = progress
     est = estimate if isinstance(estimate, ProgressEstimator) else \
         ProgressEstimator(problem) if estimate else None
-
-    def snapshot() -> Cut:
-        return Cut(batches={"": stack.live().copy()}, counters=stack.counters.copy(),
-                   best_value=best_value, best_buffer=best_buffer, history=list(history),
-                   elapsed=cut.elapsed + time.perf_counter() - t_search, epochs=epochs,
-                   recoveries=cut.recoveries, nodes_redone=cut.nodes_redone)
-
+    search.start_clock()
     try:
-        if problem.mode is Mode.DECIDE and best_value is not None:
-            stop_reason = "found"
-        while len(stack) and stop_reason is None:
-            if interrupts.requested():
-                stop_reason = "interrupted"
+        while True:
+            stop_reason = search.stop_reason()
+            if stop_reason is not None or not len(stack):
                 break
-            left = None
-            if node_limit is not None:
-                left = node_limit - (stack.nodes - carried)
-                if left <= 0:
-                    stop_reason = "node_limit"
-                    break
-            status, value = tuner.run(stack, incumbent, cap=left)
-            stats.chunks += 1
-            if status == IMPROVED:
-                incumbent = value
-                best_value, best_buffer, history = improve(
-                    best_value, best_buffer, history, value, stack.solution,
-                    cut.elapsed + time.perf_counter() - t_search)
-                if problem.mode is Mode.DECIDE:
-                    stop_reason = "found"
-                    break
-            now = time.perf_counter()
-            if deadline is not None and now >= deadline and len(stack):
-                stop_reason = "time_limit"
-                break
-            if writer is not None and now >= next_cut:
-                epochs += 1
-                writer.write(snapshot())
-                next_cut = time.perf_counter() + every
+            search.step()
             fraction = None
             if est is not None:
                 if est.wants_cut(stack.nodes):
-                    est.observe(stack.live(), stack.nodes, incumbent)
+                    est.observe(stack.live(), stack.nodes, search.incumbent)
                 est.work()
                 fraction = est.fraction(stack.nodes)
-            bar.update(stack.nodes, incumbent=None if best_value is None else best_value,
-                       fraction_done=fraction)
+            bar.update(stack.nodes, incumbent=search.best_value, fraction_done=fraction)
         if est is not None and stop_reason is None:
             est.finish()
             bar.update(stack.nodes, fraction_done=1.0)
@@ -131,18 +87,112 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
         stop_reason = "interrupted"
     finally:
         bar.close()
-    search_seconds = time.perf_counter() - t_search
-    final = snapshot()
-    if writer is not None:
-        writer.write(final, status=stop_reason or "complete")
-    result = in_process_result(problem, stack, stats, carried=carried, seconds=search_seconds,
-                               t0=t0, policy=policy, best_value=best_value,
-                               best_buffer=best_buffer, history=history,
-                               stop_reason=stop_reason, epochs=epochs, cut=cut, writer=writer)
+    result = search.finish(stop_reason, time.perf_counter() - search.t_search)
     if est is not None:
         result.info["estimate_probes"] = est.probes()
         result.info["estimate_seconds"] = est.spent
     return result
+
+
+class InProcessSearch:
+    """A search on one stack in this process, from a cut: the state and the steps that
+    the sequential loop above and the ramp-up's first phase (:mod:`engine.rampup`)
+    share; each loop only adds what is its own (the estimate; the hand-over).
+
+    Between two :meth:`step` calls the stack *is* a consistent cut (one worker, nothing
+    in flight): :meth:`snapshot` and the checkpoint writes rely on it.  The node limit
+    and the time limit count from this run (``carried``: the nodes of the cut resumed
+    from, not counted against the limit)."""
+
+    def __init__(self, problem: Problem, cut: Cut | None, policy: StealPolicy | None, *,
+                 t0: float, time_limit: float | None, node_limit: int | None,
+                 checkpoint: str | None, checkpoint_every: float | None,
+                 checkpoint_info: dict | None, stack=None):
+        self.problem = problem
+        self.policy = policy = policy or StealPolicy()
+        self.t0 = t0
+        self.stack = stack = stack if stack is not None else make_stack(problem)
+        self.cut = cut = cut or Cut.root(problem)
+        self.carried = cut.nodes
+        stack.push(cut.rows(stack.codec))
+        stack.counters[:] = cut.counters
+        self.incumbent = cut.incumbent(problem)
+        self.best_value, self.best_buffer = cut.best_value, cut.best_buffer
+        self.history = list(cut.history)
+        self.epochs = cut.epochs
+        self.stats = WorkerStats(worker="sequential", rows_dealt=len(stack))
+        self.writer = CheckpointWriter.open(checkpoint, problem, stack.codec, policy,
+                                            checkpoint_info)
+        self.every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None \
+            else float(checkpoint_every)
+        self.node_limit = node_limit
+        self.deadline = None if time_limit is None else t0 + time_limit   # limits count from t0
+        self.next_cut = t0 + self.every
+        self.tuner = BudgetTuner(policy)
+        self.t_search = time.perf_counter()
+
+    def start_clock(self) -> None:
+        """The search proper starts now (after any warm-up): its seconds count from here."""
+        self.t_search = time.perf_counter()
+
+    def seconds(self) -> float:
+        """Search seconds across resumes (the cut's, then this run's)."""
+        return self.cut.elapsed + time.perf_counter() - self.t_search
+
+    def stop_reason(self) -> str | None:
+        """Why the search must stop before the next chunk, or None (an empty stack is
+        the loop's own test: a DECIDE instance found in the cut stops even then)."""
+        if self.problem.mode is Mode.DECIDE and self.best_value is not None:
+            return "found"
+        if not len(self.stack):
+            return None
+        if interrupts.requested():
+            return "interrupted"
+        if self.node_limit is not None and self.nodes_left() <= 0:
+            return "node_limit"
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            return "time_limit"
+        return None
+
+    def nodes_left(self) -> int | None:
+        if self.node_limit is None:
+            return None
+        return self.node_limit - (self.stack.nodes - self.carried)
+
+    def step(self) -> None:
+        """One kernel chunk (capped by the node limit), its new best, and a checkpoint
+        when one is due."""
+        stack = self.stack
+        status, value = self.tuner.run(stack, self.incumbent, cap=self.nodes_left())
+        self.stats.chunks += 1
+        if status == IMPROVED:
+            self.incumbent = value
+            self.best_value, self.best_buffer, self.history = improve(
+                self.best_value, self.best_buffer, self.history, value, stack.solution,
+                self.seconds())
+        if self.writer is not None and len(stack) and time.perf_counter() >= self.next_cut:
+            self.epochs += 1
+            self.writer.write(self.snapshot(stack.live().copy()))
+            self.next_cut = time.perf_counter() + self.every
+
+    def snapshot(self, rows) -> Cut:
+        """The cut made of ``rows`` (the stack's open rows) and what is committed above."""
+        cut = self.cut
+        return Cut(batches={"": rows}, counters=self.stack.counters.copy(),
+                   best_value=self.best_value, best_buffer=self.best_buffer,
+                   history=list(self.history), elapsed=self.seconds(), epochs=self.epochs,
+                   recoveries=cut.recoveries, nodes_redone=cut.nodes_redone)
+
+    def finish(self, stop_reason: str | None, seconds: float) -> SearchResult:
+        """The last cut written (with checkpoints) and the result of the search here."""
+        if self.writer is not None:
+            self.writer.write(self.snapshot(self.stack.live().copy()),
+                              status=stop_reason or "complete")
+        return in_process_result(
+            self.problem, self.stack, self.stats, carried=self.carried, seconds=seconds,
+            t0=self.t0, policy=self.policy, best_value=self.best_value,
+            best_buffer=self.best_buffer, history=self.history, stop_reason=stop_reason,
+            epochs=self.epochs, cut=self.cut, writer=self.writer)
 
 
 def in_process_result(problem: Problem, stack, stats: WorkerStats, *, carried: int,

@@ -1,4 +1,5 @@
 """Process helpers for tests that start real processes: end them by PID."""
+import contextlib
 import os
 import signal
 import time
@@ -44,3 +45,21 @@ def wait_until(predicate, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting until {what}")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def owned_cluster(workers: int, seen: set, warm=None):
+    """A client on a fresh LocalCluster of ``workers`` processes for a test module: every
+    worker PID it ever had goes into ``seen``; at the end each is ended by PID and none
+    may survive.  ``warm(client)`` runs first (e.g. a tiny search: kernels loaded and
+    the plugin registered everywhere)."""
+    from engine.cluster import dask_client
+
+    with dask_client(workers=workers) as client:
+        worker_pids(client, seen)
+        if warm is not None:
+            warm(client)
+        yield client
+        worker_pids(client, seen)
+    end_processes(sorted(seen))
+    assert not any(_alive(p) for p in seen), "worker processes survived the cluster"

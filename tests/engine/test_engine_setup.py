@@ -12,13 +12,12 @@ import time
 import pytest
 
 from engine import SearchFailed, solve
-from engine.cluster import dask_client
 from engine.dask_backend import driver
 from engine.dask_backend.plugin import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
 from engine.dask_backend.wire import EpochSpec
 from problems.uts import UTSParams, UTSProblem
-from procutil import _alive, end_processes, wait_until, worker_pids
+from procutil import _alive, owned_cluster, wait_until, worker_pids
 
 TREE = UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19")     # 1,031,269 nodes
 TREE_COUNT = 1031269
@@ -64,12 +63,8 @@ def pids(client) -> dict:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with dask_client(workers=3) as client:
-        pids(client)
+    with owned_cluster(3, SEEN_PIDS) as client:
         yield client
-        pids(client)
-    end_processes(sorted(SEEN_PIDS))
-    assert not any(_alive(p) for p in SEEN_PIDS), "worker processes survived the cluster"
 
 
 def test_repeated_tiny_solves_load_the_problem_once_per_worker(cluster):
@@ -182,15 +177,9 @@ def test_a_problem_the_workers_cannot_load_fails_the_search(cluster):
                "the workers ended the failed search")
 
 
-def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
-    """client.retire_workers mid-epoch: the worker's plugin ends its epoch as a cut and
-    hands the outcome to its peers; the client commits the epoch (no rollback) and deals
-    the next ones without it."""
-    cluster.wait_for_workers(3, timeout=60)
-    found = pids(cluster)
-    victim = sorted(found)[1]
-    retired = {}
-
+def retire_when_searching(cluster, victim: str, retired: dict) -> threading.Thread:
+    """A thread that retires ``victim`` once an epoch runs on it (at most 60 s of
+    looking), recording ``retire_workers``' reply in ``retired``."""
     def retire_once_searching():
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -201,6 +190,18 @@ def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
 
     t = threading.Thread(target=retire_once_searching, daemon=True)
     t.start()
+    return t
+
+
+def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
+    """client.retire_workers mid-epoch: the worker's plugin ends its epoch as a cut and
+    hands the outcome to its peers; the client commits the epoch (no rollback) and deals
+    the next ones without it."""
+    cluster.wait_for_workers(3, timeout=60)
+    found = pids(cluster)
+    victim = sorted(found)[1]
+    retired = {}
+    t = retire_when_searching(cluster, victim, retired)
     # long epochs: the retire lands inside the first one (a retire between two epochs
     # finds no running epoch to hand over, and that epoch rolls back)
     r = solve(UTSProblem.preset("T1"), client=cluster, checkpoint_every=3.0)
@@ -227,17 +228,7 @@ def test_a_worker_retired_while_its_peers_still_load_hands_over_too(cluster):
     assert len(live) >= 2
     victim = live[0]
     retired = {}
-
-    def retire_once_searching():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if cluster.run(running_searches, workers=[victim], on_error="ignore").get(victim):
-                break
-            time.sleep(0.02)
-        retired.update(cluster.retire_workers([victim]))
-
-    t = threading.Thread(target=retire_once_searching, daemon=True)
-    t.start()
+    t = retire_when_searching(cluster, victim, retired)
     r = solve(SlowExceptOn(TREE, fast_pid=found[victim]), client=cluster, checkpoint_every=3.0)
     t.join(30)
     assert victim in retired

@@ -16,13 +16,12 @@ import numpy as np
 import pytest
 
 from engine import solve
-from engine.cluster import dask_client
 from engine.dask_backend import driver
 from engine.dask_backend.plugin import running_searches, shares_held
 from problems.clique import CliqueProblem
 from problems.clique.generators import gnp
 from problems.uts import UTSParams, UTSProblem
-from procutil import _alive, end_processes, wait_until, worker_pids
+from procutil import _alive, owned_cluster, wait_until, worker_pids
 
 TREE = UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19")     # 1,031,269 nodes
 TREE_COUNT = 1031269
@@ -40,13 +39,10 @@ def pids(client) -> dict:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with dask_client(workers=3) as client:
-        pids(client)
-        solve(UTSProblem.preset("default"), client=client)       # kernels loaded, plugin there
+    # kernels loaded, plugin there
+    with owned_cluster(3, SEEN_PIDS, warm=lambda c: solve(UTSProblem.preset("default"),
+                                                          client=c)) as client:
         yield client
-        pids(client)
-    end_processes(sorted(SEEN_PIDS))
-    assert not any(_alive(p) for p in SEEN_PIDS), "worker processes survived the cluster"
 
 
 def test_rows_travel_beside_the_tasks_not_in_the_graph(cluster, monkeypatch):
