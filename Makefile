@@ -46,13 +46,13 @@ chromium:
 # (hours); bench-quick: every item's quick arguments in a scratch copy (the repository
 # is left as it is; the folder is printed).
 bench: $(STAMP)
-	$(PY) -m benchmarks.run_all
+	$(PY) -m stealsearch.benchmarks.run_all
 
 bench-full: $(STAMP)
-	$(PY) -m benchmarks.run_all --full
+	$(PY) -m stealsearch.benchmarks.run_all --full
 
 bench-quick: $(STAMP)
-	$(PY) -m benchmarks.run_all --quick
+	$(PY) -m stealsearch.benchmarks.run_all --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,6 +1,6 @@
 """Clique benchmark: seed 003 Tables 4.1-4.5 analogues, native-solver comparison, DIMACS.
 
-Sections (all on G(n, p) drawn as problems.clique.generators.gnp, seed 1):
+Sections (all on G(n, p) drawn as stealsearch.problems.clique.generators.gnp, seed 1):
 
 1. Tables 4.1-4.3 analogue: n in {250, 500, 1000, 2000}, p in {.20, .35, .50}; the
    `colour` bound on sequential and Dask 1/2 workers, the seed's bounds (greedy,
@@ -20,8 +20,8 @@ Times: wall seconds of the search (``search_seconds``; start-up excluded) and, f
 sequential runs, the CPU seconds of the searching thread (``time.thread_time``), which is
 what the search itself consumed even when the machine is shared.
 
-    python -m benchmarks.bench_clique                 # everything (~30-40 min)
-    python -m benchmarks.bench_clique --quick         # n <= 500, short limits
+    python -m stealsearch.benchmarks.bench_clique                 # everything (~30-40 min)
+    python -m stealsearch.benchmarks.bench_clique --quick         # n <= 500, short limits
 """
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ import statistics
 import time
 from pathlib import Path
 
-from engine import StealPolicy, solve
-from engine.cluster import dask_client
-from problems.clique import CliqueProblem, read_dimacs
-from problems.clique.generators import gnp
+from stealsearch.engine import StealPolicy, solve
+from stealsearch.engine.cluster import dask_client
+from stealsearch.problems.clique import CliqueProblem, read_dimacs
+from stealsearch.problems.clique.generators import gnp
 
 from .common import machine_header, write_section
 
@@ -242,7 +242,7 @@ def main(argv=None):
 
 def run_apps() -> list:
     """Seed §1.2: designs and factorizations as cliques (decide mode, sequential)."""
-    from problems.clique.generators import (decode_design, decode_factorization, design_blocks_needed,
+    from stealsearch.problems.clique.generators import (decode_design, decode_factorization, design_blocks_needed,
                                           design_graph, factor_graph, factors_needed, named_graph)
     out = []
     for t, v, k in ((2, 7, 3), (2, 9, 3), (2, 13, 4), (2, 6, 3)):
@@ -310,7 +310,7 @@ def rate_ratio(seq, par) -> str:
 
 def write_markdown(raw, args) -> None:
     L = [raw["header"], ""]
-    L += ["Graphs: G(n, p) as `problems.clique.generators.gnp(n, p, seed=1)` (numpy default_rng, one draw "
+    L += ["Graphs: G(n, p) as `stealsearch.problems.clique.generators.gnp(n, p, seed=1)` (numpy default_rng, one draw "
           "per pair i < j in row-major order).  Times are the search's wall seconds (start-up "
           "excluded); sequential cells add the CPU seconds of the searching thread (`/ x cpu`).  The machine "
           "is a 2-core VM shared with other jobs (load average per run in clique_raw.json), so wall "

@@ -1,9 +1,9 @@
 """Benchmark of seed 002 (commclust): clustering + G_c of every partition, N up to 8192.
 
-Run: ``.venv/bin/python -m benchmarks.bench_commclust [--quick]``.
+Run: ``.venv/bin/python -m stealsearch.benchmarks.bench_commclust [--quick]``.
 Writes ``benchmarks/results/commclust.md`` and PNGs ``benchmarks/results/commclust_*.png``.
 
-Measured: wall time of :func:`problems.commclust.cluster_table` + :func:`quality_curve`
+Measured: wall time of :func:`stealsearch.problems.commclust.cluster_table` + :func:`quality_curve`
 (the whole dendrogram and F_G/D_G/G_c of all N partitions) on dense random tables (no ties),
 CG-like tables (many exact ties) and IS-like tables; median of several runs after a warm-up
 call (numba compilation / cache load excluded).  scipy's average linkage on the same random
@@ -24,9 +24,9 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .common import cpu_model as _cpu_model, commit as _commit
-from problems.commclust import (cg_like, cluster_table, ep_like, is_like, paper_table1,
+from stealsearch.problems.commclust import (cg_like, cluster_table, ep_like, is_like, paper_table1,
                                 quality_curve, random_table)
-from problems.commclust.render import plot_dendrogram
+from stealsearch.problems.commclust.render import plot_dendrogram
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
 
@@ -116,8 +116,8 @@ def _sizes(sizes) -> str:
 
 
 def sweep_figures(seeds: int) -> tuple[list[str], float]:
-    from engine.cluster import dask_client
-    from problems.commclust.analysis import run_sweep
+    from stealsearch.engine.cluster import dask_client
+    from stealsearch.problems.commclust.analysis import run_sweep
 
     tables = {"CG-like 32": cg_like(32), "CG-like 64": cg_like(64), "EP-like 32": ep_like(32, seed=0),
               "IS-like 32": is_like(32, seed=0), "IS-like 32, exactly uniform": is_like(32, noise=0.0),
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     md.append("")
     md.append("### Tie-break sweep as Dask tasks")
     md.append("")
-    md.append(f"Every (table, seed) pair is one item of the sweep runner (`engine.sweep`: an ordinary Dask "
+    md.append(f"Every (table, seed) pair is one item of the sweep runner (`stealsearch.engine.sweep`: an ordinary Dask "
               f"task, the table read from a `.npy` file) on a LocalCluster "
               f"of 2 worker processes; {sweep_wall:.1f} s wall for all tables (cluster start included). "
               "Stability = share of seeds whose best partition equals the most frequent one; spread = "

@@ -14,7 +14,7 @@ The UTS T1/T3 and clique runs last 1-3 s here, so they take a cut every 0.1 s (a
 run with the default, one cut a second, sees as many); T1L (~25 s) runs with the
 defaults.  On the Dask backend the cuts are the epochs' (every few seconds).
 
-    python -m benchmarks.bench_estimate
+    python -m stealsearch.benchmarks.bench_estimate
 """
 from __future__ import annotations
 
@@ -25,15 +25,15 @@ import time
 
 import numpy as np
 
-from engine.estimate import CPU_SHARE, METHODS, ProgressEstimator
+from stealsearch.engine.estimate import CPU_SHARE, METHODS, ProgressEstimator
 
 #: the estimator's defaults (the first table is theirs)
 DEFAULT_POOL = ProgressEstimator.__init__.__kwdefaults__["pool"]
 DEFAULT_METHOD = ProgressEstimator.__init__.__kwdefaults__["method"]
-from engine.sequential import run_sequential
-from problems.clique.generators import gnp
-from problems.clique.problem import CliqueProblem
-from problems.uts.problem import PRESETS, UTSProblem
+from stealsearch.engine.sequential import run_sequential
+from stealsearch.problems.clique.generators import gnp
+from stealsearch.problems.clique.problem import CliqueProblem
+from stealsearch.problems.uts.problem import PRESETS, UTSProblem
 
 from .common import machine_header, write_section
 
@@ -192,7 +192,7 @@ def main(argv=None) -> int:
     lines = [header, "",
              "Estimated fraction done against the truth (nodes so far / final total) at 10-90 % "
              "of the run's time, sequential backend; ETA error = estimated seconds left minus "
-             "true seconds left (+: too late, -: too early).  `python -m benchmarks.bench_estimate`; "
+             "true seconds left (+: too late, -: too early).  `python -m stealsearch.benchmarks.bench_estimate`; "
              "method in engine/estimate.py; plot: results/estimate.png.", "",
              "| instance | nodes | run s | probing | shown | at | true | Knuth | calibrated | ETA err Knuth s | ETA err calibrated s | true s left |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

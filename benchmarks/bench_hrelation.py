@@ -1,6 +1,6 @@
-"""Benchmark of problems.hrelation (seed 001, Sanders & Solis-Oba, "How helpers hasten h-relations").
+"""Benchmark of stealsearch.problems.hrelation (seed 001, Sanders & Solis-Oba, "How helpers hasten h-relations").
 
-Run: ``.venv/bin/python -m benchmarks.bench_hrelation [--quick]``
+Run: ``.venv/bin/python -m stealsearch.benchmarks.bench_hrelation [--quick]``
 
 Writes ``benchmarks/results/hrelation.md`` and ``benchmarks/results/hrelation_sweep.png``:
 
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.cluster import dask_client
-from problems.hrelation import (ALGORITHMS, all_to_all, load_lower_bound, random_instance,
+from stealsearch.engine.cluster import dask_client
+from stealsearch.problems.hrelation import (ALGORITHMS, all_to_all, load_lower_bound, random_instance,
                                 regular, three_cycle_family, three_cycle_lower_bound,
                                 verify_schedule, weighted)
-from problems.hrelation.sweep import plot_sweep, run_sweep, summarise
+from stealsearch.problems.hrelation.sweep import plot_sweep, run_sweep, summarise
 
 from .common import commit, cpu_model  # noqa: E402
 

@@ -10,7 +10,7 @@ Testbed (one per delay D):
 * one ``dask worker`` (1 thread, no nanny) inside each namespace, listening on its
   namespace address and advertising (``--contact-address``) an address of the delay
   proxy in the root namespace;
-* the delay proxy (:mod:`benchmarks.delay_proxy`) forwards to the worker and holds
+* the delay proxy (:mod:`stealsearch.benchmarks.delay_proxy`) forwards to the worker and holds
   every byte D seconds in each direction, so every worker-to-worker message (steals,
   credit, reports, incumbents, stop) pays 2 D more per round trip.  The kernel of
   this machine has no ``sch_netem`` (``tc`` says "Specified qdisc kind is unknown";
@@ -23,11 +23,11 @@ Testbed (one per delay D):
 
 Measures, per delay: the steal round trip (bench_comm's method), UTS T1 (count
 checked: 4,130,071), G(1000, 0.35) (omega 11), optionally T1L; at the largest delay a
-few policy settings; the same delays through :mod:`benchmarks.simulate`.  Writes
+few policy settings; the same delays through :mod:`stealsearch.benchmarks.simulate`.  Writes
 ``benchmarks/results/latency.md`` and ``latency_raw.json``.
 
-    sudo python -m benchmarks.bench_latency                  # delays 0 0.1 1 5 ms
-    python -m benchmarks.bench_latency --cleanup             # remove leftovers
+    sudo python -m stealsearch.benchmarks.bench_latency                  # delays 0 0.1 1 5 ms
+    python -m stealsearch.benchmarks.bench_latency --cleanup             # remove leftovers
 
 Skips (exit 0, reason printed) when not root or when ``ip netns`` is unavailable.
 Namespaces, veth pairs and processes are removed on exit, also on failure.
@@ -180,7 +180,7 @@ class Testbed:
         # nice -15: on a loaded machine a sleeping proxy thread otherwise wakes several ms
         # late (measured: 1 ms each way gave a 5.4 ms round trip at load 10; 2.2 ms at
         # nice -15).  It uses little CPU: it only copies the steal traffic.
-        proxy = self._spawn(["nice", "-n", "-15", PY, "-m", "benchmarks.delay_proxy",
+        proxy = self._spawn(["nice", "-n", "-15", PY, "-m", "stealsearch.benchmarks.delay_proxy",
                              "--delay", str(proxy_delay),
                              *routes], capture=True)
         line = proxy.stdout.readline()
@@ -200,7 +200,7 @@ class Testbed:
 
     def client(self):
         from distributed import Client
-        from engine.cluster import _quiet_logs
+        from stealsearch.engine.cluster import _quiet_logs
 
         _quiet_logs()
         c = Client(self.scheduler, timeout=30)
@@ -234,8 +234,8 @@ class Testbed:
 
 # -- measurements -------------------------------------------------------------------------------
 def steal_rtt(client, a, b) -> float:
-    from benchmarks.bench_comm import fill_shared, time_handler
-    from engine.dask_backend import PLUGIN_NAME, StealstackPlugin
+    from stealsearch.benchmarks.bench_comm import fill_shared, time_handler
+    from stealsearch.engine.dask_backend import PLUGIN_NAME, StealstackPlugin
 
     client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
     client.run(fill_shared, workers=[b])
@@ -243,7 +243,7 @@ def steal_rtt(client, a, b) -> float:
 
 
 def run_case(client, problem, runs, policy, expect_count=None, expect_obj=None):
-    from engine import solve
+    from stealsearch.engine import solve
 
     out = []
     for _ in range(runs):
@@ -291,10 +291,10 @@ def main(argv=None):
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(1))
     use_netem = args.netem and netem_available()
-    from engine import StealPolicy, solve
-    from problems.clique.generators import gnp
-    from problems.clique.problem import CliqueProblem
-    from problems.uts import UTSProblem
+    from stealsearch.engine import StealPolicy, solve
+    from stealsearch.problems.clique.generators import gnp
+    from stealsearch.problems.clique.problem import CliqueProblem
+    from stealsearch.problems.uts import UTSProblem
 
     from .common import commit, cpu_model
 
@@ -363,7 +363,7 @@ def main(argv=None):
 
 
 def policy_sweep():
-    from engine import StealPolicy
+    from stealsearch.engine import StealPolicy
 
     base = StealPolicy()
     return [("default (k 8, half, acquire 64, thr 32)", base),
@@ -449,12 +449,12 @@ def write_report(data, path="benchmarks/results/latency.md"):
         "sequential, every delay, every policy) so that the drifting load hits all alike; "
         f"medians of {len(seq['T1']['search_seconds'])} runs; counts checked (T1 4,130,071; "
         "G(1000,.35) omega 11).  Efficiency = sequential median / (2 x search median), "
-        "sequential from the same rounds.  *model*: `benchmarks.simulate` on the recorded tree "
+        "sequential from the same rounds.  *model*: `stealsearch.benchmarks.simulate` on the recorded tree "
         "with that row's measured kernel rate (nodes / busy s) and measured steal round trip.", "",
         "| delay D (each way) | steal round trip ms | T1 search s | T1 efficiency | T1 steals "
         "| T1 idle % | model T1 s | G(1000,.35) s | G efficiency | G steals | model G s |",
         "|---|---|---|---|---|---|---|---|---|---|---|"]
-    from engine import StealPolicy
+    from stealsearch.engine import StealPolicy
 
     for d, e in data["delays"].items():
         rtt = e["steal_rtt_ms"]

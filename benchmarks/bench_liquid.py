@@ -1,7 +1,7 @@
 """Benchmark of seed 000 (liquid schedules): Fig. 1, the Swiss-T1 32-node traffic, team
 counts, and the whole Swiss-T1 study (363 classes) on a LocalCluster of 2 workers.
 
-Run: ``.venv/bin/python -m benchmarks.bench_liquid [--quick] [--runs R]``.
+Run: ``.venv/bin/python -m stealsearch.benchmarks.bench_liquid [--quick] [--runs R]``.
 Writes ``benchmarks/results/liquid.md``, ``benchmarks/results/liquid_t1_study.csv`` and the
 plots ``benchmarks/results/liquid_fig5_throughput_vs_nodes.png`` and
 ``benchmarks/results/liquid_fig6_liquid_vs_round_robin.png``.
@@ -23,11 +23,11 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .common import cpu_model as _cpu_model, commit as _commit
-from engine.cluster import dask_client
-from engine.solve import solve
-from problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, round_robin_schedule,
+from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.solve import solve
+from stealsearch.problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, round_robin_schedule,
                              swiss_t1)
-from problems.liquid.study import (equivalence_counts, evaluate_allocations, plot_study, run_study,
+from stealsearch.problems.liquid.study import (equivalence_counts, evaluate_allocations, plot_study, run_study,
                                    sample_allocations, summarise, warm_kernels)
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     add("")
     add(f"Machine: `{platform.machine()}`, {_cpu_model()}, {os.cpu_count()} cores; "
         f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; commit `{_commit()}`; "
-        f"load average at start {os.getloadavg()[0]:.1f}. Command: `.venv/bin/python -m benchmarks.bench_liquid`.")
+        f"load average at start {os.getloadavg()[0]:.1f}. Command: `.venv/bin/python -m stealsearch.benchmarks.bench_liquid`.")
     add("")
 
     # -- Fig. 1 ---------------------------------------------------------------------------

@@ -29,8 +29,8 @@ the problem and the search; a peer's: its process, from ``getrusage``), with eac
 program's wall time beside; the load average before each instance is recorded, since the
 machine is shared.  ``--ablation`` measures our vertex orders x initial clique instead.
 
-    python -m benchmarks.bench_peers --quick          # G(500,.5), G(1000,.35), tests' DIMACS, UTS T1/T3
-    python -m benchmarks.bench_peers                  # the G(n, p) grid and all DIMACS files
+    python -m stealsearch.benchmarks.bench_peers --quick          # G(500,.5), G(1000,.35), tests' DIMACS, UTS T1/T3
+    python -m stealsearch.benchmarks.bench_peers                  # the G(n, p) grid and all DIMACS files
 """
 from __future__ import annotations
 
@@ -44,11 +44,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine import solve
-from problems.clique import CliqueProblem, read_dimacs
-from problems.clique.generators import gnp
-from problems.clique.io import write_dimacs
-from problems.uts import PRESETS, UTSProblem
+from stealsearch.engine import solve
+from stealsearch.problems.clique import CliqueProblem, read_dimacs
+from stealsearch.problems.clique.generators import gnp
+from stealsearch.problems.clique.io import write_dimacs
+from stealsearch.problems.uts import PRESETS, UTSProblem
 
 from .common import machine_header, write_section
 
@@ -272,7 +272,7 @@ def main(argv=None) -> list:
     args = ap.parse_args(argv)
     PATHS.clear()
     PATHS.update({k: v for k, v in (("peers", args.peers), ("dimacs", args.dimacs)) if v})
-    from problems.clique.problem import FAST_BOUNDS
+    from stealsearch.problems.clique.problem import FAST_BOUNDS
     bounds = args.bounds or ["auto", *FAST_BOUNDS]
     peers = find_peers()
     header = machine_header()
@@ -340,7 +340,7 @@ def main(argv=None) -> list:
 
 def run_ablation(args, bounds, header) -> list:
     """What the initial order and the initial clique buy, per instance and bound."""
-    from problems.clique.problem import HEURISTICS, ORDERS
+    from stealsearch.problems.clique.problem import HEURISTICS, ORDERS
     solve(CliqueProblem(gnp(60, 0.5, 1)), backend="sequential")
     rows = []
     for name, family, graph in instances(args.quick):
@@ -357,7 +357,7 @@ def run_ablation(args, bounds, header) -> list:
         assert len(omegas) <= 1, (name, omegas)
         rows.append((name, graph, cells, load))
         print(name, {f"{b}/{o}/{h}": cell(c) for (b, o, h), c in cells.items()}, flush=True)
-    from problems.clique.problem import HEURISTICS, ORDERS
+    from stealsearch.problems.clique.problem import HEURISTICS, ORDERS
     L = [header, "", f"Sequential, median of {args.runs}, limit {args.limit:.0f} s; time = build "
          "(order + initial clique) + search.  Cells: CPU seconds of the searching thread "
          "(wall seconds), nodes; *init* = size of the initial clique (degeneracy order).", ""]

@@ -11,7 +11,7 @@ close included); medians of ``--repeats`` runs, the three modes interleaved so t
 drifts hit them alike.  Every result is checked: UTS counts against the published sizes,
 and every mode's answer against the ``--sequential`` one of the same script run.
 
-``python -m benchmarks.bench_rampup`` (~15 min on 2 cores; ``--quick``: the short ones only).
+``python -m stealsearch.benchmarks.bench_rampup`` (~15 min on 2 cores; ``--quick``: the short ones only).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ speed-up when a worker joins mid-run.
 3. Joining: ``RUN_SECONDS`` of UTS T1L on 1 worker, on 2, and on 1 with a second added
    after ``JOIN_AT`` s (nodes/s).
 
-``python -m benchmarks.bench_resilience``: a few minutes on 2 cores.
+``python -m stealsearch.benchmarks.bench_resilience``: a few minutes on 2 cores.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from engine import solve
-from engine.cluster import dask_client
+from stealsearch.engine import solve
+from stealsearch.engine.cluster import dask_client
 
 from .common import machine_header, write_section
 
@@ -34,9 +34,9 @@ JOIN_AT = 3.0
 
 
 def instances():
-    from problems.clique import CliqueProblem
-    from problems.clique.generators import gnp
-    from problems.uts import UTSProblem
+    from stealsearch.problems.clique import CliqueProblem
+    from stealsearch.problems.clique.generators import gnp
+    from stealsearch.problems.uts import UTSProblem
 
     return [("UTS T1L", UTSProblem.preset("T1L")),
             ("clique G(1000, 0.5)", CliqueProblem(gnp(1000, 0.5, seed=1)))]

@@ -28,8 +28,8 @@ import sys
 import time
 import tracemalloc
 
-from engine import solve
-from engine.cluster import dask_client
+from stealsearch.engine import solve
+from stealsearch.engine.cluster import dask_client
 
 from .common import machine_header, write_section
 
@@ -60,7 +60,7 @@ BIN = os.path.dirname(sys.executable)
 
 
 def tiny_searches(client) -> dict:
-    from problems.uts import UTSProblem
+    from stealsearch.problems.uts import UTSProblem
 
     setup, wall = [], []
     for _ in range(TINY_RUNS):
@@ -78,7 +78,7 @@ def tiny_searches(client) -> dict:
 
 def warm_once_per_process() -> dict:
     """First and second search of one problem class on fresh workers."""
-    from problems.uts import UTSProblem
+    from stealsearch.problems.uts import UTSProblem
 
     with dask_client(workers=2) as client:
         first = solve(UTSProblem.preset("default"), client=client)
@@ -91,8 +91,8 @@ def warm_once_per_process() -> dict:
 
 
 def factorize_problem(name: str, k: int):
-    from problems.clique import CliqueProblem
-    from problems.clique.generators import factor_graph, factors_needed, named_graph
+    from stealsearch.problems.clique import CliqueProblem
+    from stealsearch.problems.clique.generators import factor_graph, factors_needed, named_graph
 
     graph = named_graph(name)
     fg, _ = factor_graph(graph, k)
@@ -141,7 +141,7 @@ def warm_factorize(runs: int = 5) -> dict:
 
 
 def UTS_DEFAULT():
-    from problems.uts import UTSProblem
+    from stealsearch.problems.uts import UTSProblem
 
     return UTSProblem.preset("default")
 

@@ -3,7 +3,7 @@ search faster as processes, as threads of one process, or both?
 
 Configurations (``--configs``): ``seq`` (the sequential backend, the baseline);
 ``seqT`` = the sequential backend with T search threads (lanes) in this process, no
-Dask at all (:mod:`engine.lanes`); ``PxT`` = P Dask worker processes x T lanes each
+Dask at all (:mod:`stealsearch.engine.lanes`); ``PxT`` = P Dask worker processes x T lanes each
 (``threads_per_worker=T``): by default ``seq2``, ``2x1`` (two processes, the stealstack
 between them), ``1x2`` (one worker process, two lanes on one shared portion: no
 messages), ``2x2``.  Problems (``--problems``): UTS T1L
@@ -17,7 +17,7 @@ of the same invocation over this median.  ``--lock FILE`` holds FILE exclusively
 (``flock``) for each block of runs, so that a shared machine's tests wait meanwhile and
 every block stays short; the load average is recorded before every run.
 
-    python -m benchmarks.bench_threads [--lock FILE]
+    python -m stealsearch.benchmarks.bench_threads [--lock FILE]
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ import os
 import statistics
 import time
 
-from benchmarks.common import machine_header, write_section
-from engine import solve
-from engine.cluster import dask_client
+from stealsearch.benchmarks.common import machine_header, write_section
+from stealsearch.engine import solve
+from stealsearch.engine.cluster import dask_client
 
 HERE = os.path.dirname(__file__)
 OUT = os.path.join(HERE, "results", "threads.md")
@@ -41,11 +41,11 @@ T1L_NODES = 102_181_082
 
 def problem(name):
     if name == "t1l":
-        from problems.uts import UTSProblem
+        from stealsearch.problems.uts import UTSProblem
         return UTSProblem.preset("T1L"), "UTS T1L"
     if name == "clique":
-        from problems.clique.generators import gnp
-        from problems.clique.problem import CliqueProblem
+        from stealsearch.problems.clique.generators import gnp
+        from stealsearch.problems.clique.problem import CliqueProblem
         return CliqueProblem(gnp(1000, 0.5, seed=1)), "clique G(1000, 0.5) seed 1"
     raise SystemExit(f"unknown problem {name!r}; known: t1l, clique")
 
@@ -105,7 +105,7 @@ def main(argv=None):
             with machine_lock(args.lock):
                 if pt is None:
                     res[c] = [one(prob, backend="sequential") for _ in range(args.runs)]
-                elif pt[0] == 0:         # T lanes in this process, no Dask (engine.lanes)
+                elif pt[0] == 0:         # T lanes in this process, no Dask (stealsearch.engine.lanes)
                     res[c] = [one(prob, backend="sequential", threads_per_worker=pt[1])
                               for _ in range(args.runs)]
                 else:

@@ -9,7 +9,7 @@
 3. A newcomer's example end to end: ``python examples/knapsack.py`` with cold caches
    (fresh numba and driver cache directories: everything compiles) and warm.
 
-    python -m benchmarks.bench_tiers [--runs 5]
+    python -m stealsearch.benchmarks.bench_tiers [--runs 5]
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from engine import FastProblem, RowLayout, solve
-from engine.cluster import dask_client
-from problems.uts import UTSProblem
-from problems.uts import kernels as K
+from stealsearch.engine import FastProblem, RowLayout, solve
+from stealsearch.engine.cluster import dask_client
+from stealsearch.problems.uts import UTSProblem
+from stealsearch.problems.uts import kernels as K
 
 from .common import machine_header, write_section
 

@@ -1,4 +1,4 @@
-"""Benchmark of 2LVDSOPT (seed paper 004) — ``python -m benchmarks.bench_twolevel``.
+"""Benchmark of 2LVDSOPT (seed paper 004) — ``python -m stealsearch.benchmarks.bench_twolevel``.
 
 * time of Algorithms 1-4 for n = 10^3 .. 10^5 tasks on the three random DAG kinds
   (median of several runs; generation, validation and verification timed apart), with
@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from .common import commit as _commit, cpu_model as _cpu_model
-from problems.twolevel.algorithms import (critical_sequence_graph, critical_sequences,
+from stealsearch.problems.twolevel.algorithms import (critical_sequence_graph, critical_sequences,
                                          earliest_start_dates, sequence_components,
                                          two_level_opt)
-from problems.twolevel.generators import KINDS, random_instance, table1_instance
-from problems.twolevel.verify import verify_schedule
+from stealsearch.problems.twolevel.generators import KINDS, random_instance, table1_instance
+from stealsearch.problems.twolevel.verify import verify_schedule
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -93,9 +93,9 @@ def literal_gsc(sizes, repeats):
 
 
 def dask_sweep(sizes, seeds, workers, extras):
-    from engine.cluster import dask_client
-    from problems.twolevel.sweep import aggregate, format_table, run_sweep
-    from problems.twolevel.sweep_items import twolevel
+    from stealsearch.engine.cluster import dask_client
+    from stealsearch.problems.twolevel.sweep import aggregate, format_table, run_sweep
+    from stealsearch.problems.twolevel.sweep_items import twolevel
 
     twolevel.warmup()       # compile the kernels here once, before the workers load them
     t0 = time.perf_counter()
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
                                           [0, 2, 10] if not args.quick else [0, 10])
     load_after = os.getloadavg()
     plot(rows, RESULTS / "twolevel_scaling.png")
-    from problems.twolevel.gantt import gantt_chart
+    from stealsearch.problems.twolevel.gantt import gantt_chart
     gantt_chart(two_level_opt(table1_instance()), RESULTS / "twolevel_table1_gantt.png",
                 title="2LVDSOPT on the Table 1 reconstruction (cf. the paper's Fig. 4)")
 

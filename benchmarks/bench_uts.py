@@ -6,18 +6,18 @@ Reports medians of search time (the search proper, start-up excluded) and wall t
 nodes/s per worker, speed-ups as ratios against the sequential median of the same
 run, and per-worker node balance (std dev, as seed 003 Tables 4.4-4.5).
 
-    python -m benchmarks.bench_uts                    # T1, T3, T1L; 1 and 2 workers
-    python -m benchmarks.bench_uts --trees T1 T3 T1L T3L   # `make bench-full`: + T3L (111 M nodes)
-    python -m benchmarks.bench_uts --trees T1 T3 T1L --workers 1 2 4 8 16 --runs 3
+    python -m stealsearch.benchmarks.bench_uts                    # T1, T3, T1L; 1 and 2 workers
+    python -m stealsearch.benchmarks.bench_uts --trees T1 T3 T1L T3L   # `make bench-full`: + T3L (111 M nodes)
+    python -m stealsearch.benchmarks.bench_uts --trees T1 T3 T1L --workers 1 2 4 8 16 --runs 3
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 
-from engine import StealPolicy, solve
-from engine.cluster import dask_client
-from problems.uts import PRESETS, UTSProblem
+from stealsearch.engine import StealPolicy, solve
+from stealsearch.engine.cluster import dask_client
+from stealsearch.problems.uts import PRESETS, UTSProblem
 
 from .common import machine_header, write_section
 
@@ -86,7 +86,7 @@ def main(argv=None):
     print("\n".join(lines))
 
 
-from engine.timing import speedup_text  # noqa: E402  (a speed-up above n is flagged)
+from stealsearch.engine.timing import speedup_text  # noqa: E402  (a speed-up above n is flagged)
 
 
 if __name__ == "__main__":

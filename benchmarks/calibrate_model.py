@@ -2,11 +2,11 @@
 
 For each case: sequential, dask with 1 worker and dask with 2 workers (default
 policy), R runs each, every per-worker statistic kept (nodes, chunks, steals, idle
-seconds, releases, acquires) so that ``benchmarks.simulate`` can be compared with
+seconds, releases, acquires) so that ``stealsearch.benchmarks.simulate`` can be compared with
 more than the speed-up.  Writes ``benchmarks/results/model_calibration.json``.
 
-    python -m benchmarks.calibrate_model                 # T1, T3, cliques; 3 runs
-    python -m benchmarks.calibrate_model --cases T1L --runs 1
+    python -m stealsearch.benchmarks.calibrate_model                 # T1, T3, cliques; 3 runs
+    python -m stealsearch.benchmarks.calibrate_model --cases T1L --runs 1
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import json
 import os
 import statistics
 
-from engine import StealPolicy, solve
-from engine.cluster import dask_client
+from stealsearch.engine import StealPolicy, solve
+from stealsearch.engine.cluster import dask_client
 
 from .common import commit, cpu_model
 
@@ -27,11 +27,11 @@ CASES = ("T1", "T3", "G500_0.5", "G1000_0.35", "T1L")
 
 def make_problem(case: str):
     if case.startswith("G"):
-        from problems.clique.generators import gnp
-        from problems.clique.problem import CliqueProblem
+        from stealsearch.problems.clique.generators import gnp
+        from stealsearch.problems.clique.problem import CliqueProblem
         n, p = case[1:].split("_")
         return CliqueProblem(gnp(int(n), float(p), seed=1), mode="max", bound="colour")
-    from problems.uts import UTSProblem
+    from stealsearch.problems.uts import UTSProblem
     return UTSProblem.preset(case)
 
 

@@ -11,7 +11,7 @@ Threads and ``time.sleep`` rather than asyncio: asyncio's epoll timeouts are rou
 up to whole milliseconds, so a 0.1 ms delay became ~1 ms (measured: a steal round trip
 of 5.0 ms at "0.1 ms" against 4.6 ms at 1 ms).
 
-    python -m benchmarks.delay_proxy --delay 0.001 LISTEN_HOST:PORT=TARGET_HOST:PORT ...
+    python -m stealsearch.benchmarks.delay_proxy --delay 0.001 LISTEN_HOST:PORT=TARGET_HOST:PORT ...
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Record the shape of a real search tree's top levels, for ``benchmarks.simulate``.
+"""Record the shape of a real search tree's top levels, for ``stealsearch.benchmarks.simulate``.
 
 The profile is the tree's first levels *exactly* as the real engine expands them:
 starting from ``problem.root_frontier()``, every node is expanded with the engine's
 own kernel (``make_stack(problem)``, ``stack.run(1, incumbent)``: one expansion
 leaves exactly the node's children on the stack, bottom-to-top, the way
-``engine.dask_backend._deal`` expands the root), level after level while the next
+``stealsearch.engine.dask_backend._deal`` expands the root), level after level while the next
 level has at most ``--max-frontier`` nodes.  Every node of the deepest level is then
 searched to exhaustion by the same kernel, which gives its exact subtree size;
 shallower sizes are 1 + the sum of their children's.  The sum over the profile
@@ -22,7 +22,7 @@ roots), ``size`` (int64), ``depth`` (int16), nodes in level order, children of o
 parent contiguous and in stack order (bottom first, i.e. the last one is expanded
 first); plus ``meta`` (JSON string).
 
-    python -m benchmarks.record_profile T1 T3 G500_0.5 G1000_0.35 T1L
+    python -m stealsearch.benchmarks.record_profile T1 T3 G500_0.5 G1000_0.35 T1L
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ import time
 
 import numpy as np
 
-from engine import solve
-from engine.problem import IMPROVED, Mode
-from engine.stack import make_stack
+from stealsearch.engine import solve
+from stealsearch.engine.problem import IMPROVED, Mode
+from stealsearch.engine.stack import make_stack
 
 from .calibrate_model import make_problem
 from .common import commit, cpu_model

@@ -3,7 +3,7 @@
 A benchmark is a module with a ``main(argv)`` (``benchmarks/bench_<name>.py``) that
 measures and writes its section ``benchmarks/results/<name>.md``: the machine, date and
 commit in its header, speed-ups as ratios against the sequential run of the same run.
-The sets are grids of the sweep runner (:mod:`engine.sweep`), one item per benchmark:
+The sets are grids of the sweep runner (:mod:`stealsearch.engine.sweep`), one item per benchmark:
 
     benchmarks/grids/bench.yaml       make bench        the standard set (~20-30 min on 2 cores)
     benchmarks/grids/bench_full.yaml  make bench-full   + the heavy studies: clique in full,
@@ -30,9 +30,9 @@ names no commit.  The table of the run is ``benchmarks/results/runs/<grid>.csv``
 one each run; ``--resume`` continues an interrupted run instead), and RESULTS.md is
 assembled from ``results/*.md`` with a table of the last run of every benchmark.
 
-    python -m benchmarks.run_all                 # = make bench
-    python -m benchmarks.run_all --only uts comm # a part of the set
-    python -m benchmarks.run_all --assemble      # only rebuild RESULTS.md
+    python -m stealsearch.benchmarks.run_all                 # = make bench
+    python -m stealsearch.benchmarks.run_all --only uts comm # a part of the set
+    python -m stealsearch.benchmarks.run_all --assemble      # only rebuild RESULTS.md
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ ORDER = [
 ]
 
 #: the item kind of the benchmark grids
-KINDS = {"bench": "benchmarks.run_all:bench"}
+KINDS = {"bench": "stealsearch.benchmarks.run_all:bench"}
 
 #: The folder the benchmark processes run in (their outputs are relative to it): the
 #: repository, or the scratch copy of a quick run.  Not an item parameter: the table's
@@ -85,10 +85,10 @@ TERM_GRACE = 10.0
 
 HEADER = """# Benchmark results
 
-Produced by `make bench` (`python -m benchmarks.run_all`: the set of
+Produced by `make bench` (`python -m stealsearch.benchmarks.run_all`: the set of
 `benchmarks/grids/bench.yaml` through the sweep runner; `make bench-full` adds the heavy
 studies of `bench_full.yaml`).  Each section was written by the module its item names
-(`python -m benchmarks.bench_<name>` runs one alone), on the machine, date and commit its
+(`python -m stealsearch.benchmarks.bench_<name>` runs one alone), on the machine, date and commit its
 header names.  This machine kind is shared and noisy: figures are medians, and speed-ups
 are ratios against the sequential run *of the same benchmark run*.
 
@@ -99,9 +99,9 @@ are ratios against the sequential run *of the same benchmark run*.
 def bench(*, name: str, module: str = "", args: str = "", writes: str = "") -> dict:
     """Run one benchmark as a child process in :data:`WORKDIR`; check that it rewrote
     its section and that the section names its commit."""
-    from engine import interrupts
+    from stealsearch.engine import interrupts
 
-    module = module or f"benchmarks.bench_{name}"
+    module = module or f"stealsearch.benchmarks.bench_{name}"
     output = WORKDIR / (writes or f"benchmarks/results/{name}.md")
     argv = [sys.executable, "-m", module, *shlex.split(args)]
     print(f"== {name}: python -m {module} {args}".rstrip(), file=sys.stderr, flush=True)
@@ -185,7 +185,7 @@ def grid_spec(path: str | os.PathLike, quick: bool = False, only=None) -> dict:
     ``only``: the items whose ``name`` is listed."""
     import yaml
 
-    from engine.sweep import GridError
+    from stealsearch.engine.sweep import GridError
 
     path = Path(path)
     try:
@@ -228,7 +228,8 @@ def scratch_copy(workdir: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "runs"))
     for entry in HERE.parent.iterdir():
         target = workdir / entry.name
-        if entry.name in ("benchmarks", ".git", ".venv") or target.exists():
+        # lexists: a link left by an earlier call (dangling or not) is already there
+        if entry.name in ("benchmarks", ".git", ".venv") or os.path.lexists(target):
             continue
         target.symlink_to(entry)
     return workdir
@@ -237,7 +238,7 @@ def scratch_copy(workdir: Path) -> Path:
 def run(spec: dict, workdir: Path, resume: bool = False, progress=None):
     """Run a benchmark grid with :data:`WORKDIR` = ``workdir``; the sweep summary and
     every item's outcome."""
-    from engine.sweep import load_grid, read_outcomes, run_sweep
+    from stealsearch.engine.sweep import load_grid, read_outcomes, run_sweep
 
     global WORKDIR
     out = workdir / "benchmarks" / "results" / "runs"
@@ -310,7 +311,7 @@ def main(argv=None) -> int:
                     help="continue the run table of an interrupted run (default: a new run)")
     ap.add_argument("--assemble", action="store_true", help="only rebuild RESULTS.md")
     args = ap.parse_args(argv)
-    from engine.errors import InputError
+    from stealsearch.engine.errors import InputError
 
     try:
         if args.assemble:
@@ -350,8 +351,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    # run as the module the runner imports for the items (benchmarks.run_all:bench), not
+    # run as the module the runner imports for the items (stealsearch.benchmarks.run_all:bench), not
     # as __main__, so that both see the same WORKDIR
-    from benchmarks.run_all import main as _main
+    from stealsearch.benchmarks.run_all import main as _main
 
     sys.exit(_main())

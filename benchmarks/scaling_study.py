@@ -1,7 +1,7 @@
 """Scaling past this machine: calibrate the simulator on real 1-2 worker runs, predict.
 
 1. Calibration: for every case of ``benchmarks/results/model_calibration.json``
-   (written by :mod:`benchmarks.calibrate_model`), the simulator is given that run's
+   (written by :mod:`stealsearch.benchmarks.calibrate_model`), the simulator is given that run's
    own measured per-worker kernel rate (nodes / busy seconds, median over runs) and
    the measured steal round trip, and predicts the search time, steals and idle time
    of the same 1- and 2-worker runs; the error is predicted / measured - 1.  Also
@@ -12,8 +12,8 @@
 
 Writes ``benchmarks/results/scaling_model.{md,json,png}``.
 
-    python -m benchmarks.scaling_study            # ~10-20 min on a quiet core
-    python -m benchmarks.scaling_study --quick    # fewer seeds and worker counts
+    python -m stealsearch.benchmarks.scaling_study            # ~10-20 min on a quiet core
+    python -m stealsearch.benchmarks.scaling_study --quick    # fewer seeds and worker counts
 """
 from __future__ import annotations
 

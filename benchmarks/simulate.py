@@ -8,7 +8,7 @@ engine/stack.py; seed 003 ch. 3-4):
   i mod n); these nodes are set-up, not search.
 * **Chunks.**  A worker runs the kernel on its local portion for ``budget`` node
   expansions, which take ``nodes / rate + chunk_overhead`` seconds; the budget adapts
-  like :class:`engine.stack.BudgetTuner` (start 2,000, doubled while a full chunk
+  like :class:`stealsearch.engine.stack.BudgetTuner` (start 2,000, doubled while a full chunk
   takes less than half of ``chunk_seconds``, halved when one takes more than twice).
 * **RELEASE** of the ``k`` bottom rows while the local portion holds more than
   ``release_threshold`` rows, after every chunk; the shared portion is a deque of
@@ -26,7 +26,7 @@ engine/stack.py; seed 003 ch. 3-4):
   the last credit has reached rank 0 and the stop has come back (one round trip).
 
 The tree.  A row is a subtree of known size.  The top of the tree is the *real*
-tree, recorded by :mod:`benchmarks.record_profile` with the real kernel (the first
+tree, recorded by :mod:`stealsearch.benchmarks.record_profile` with the real kernel (the first
 levels exactly, with the exact subtree size of every node of the deepest recorded
 level).  A row below the recorded levels is split when popped into children whose
 sizes follow a *split template* drawn from the recorded tree's own splits (parent
@@ -36,8 +36,8 @@ exactly: the simulated node count is the real tree's.  A row of at most ``cutoff
 nodes is consumed as a block (it is far smaller than a chunk; a block cut by the end
 of a chunk leaves its remainder on top of the local portion).
 
-Run ``python -m benchmarks.simulate --help``; the scaling study is
-``python -m benchmarks.scaling_study``.
+Run ``python -m stealsearch.benchmarks.simulate --help``; the scaling study is
+``python -m stealsearch.benchmarks.scaling_study``.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.policy import StealPolicy
+from stealsearch.engine.policy import StealPolicy
 
 REPORT_INTERVAL = 0.1
 #: recorded splits pooled (nearest sizes first) to split one unrecorded row.
@@ -79,7 +79,7 @@ class Machine:
 
 # -- the tree --------------------------------------------------------------------------------
 class Profile:
-    """A recorded tree top (see benchmarks.record_profile) and its split templates."""
+    """A recorded tree top (see stealsearch.benchmarks.record_profile) and its split templates."""
 
     def __init__(self, parent: np.ndarray, size: np.ndarray, depth: np.ndarray, meta: dict):
         self.parent, self.size, self.depth, self.meta = parent, size, depth, meta
@@ -215,7 +215,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
     real stack it is the unexplored siblings along the path into it; they count towards
     the RELEASE threshold as ``hidden_per_level * log2(remaining block size)`` rows (they
     sit on top, so RELEASE still takes the real rows below).  Fitted per tree on the real
-    1-worker RELEASE count (``benchmarks.scaling_study``)."""
+    1-worker RELEASE count (``stealsearch.benchmarks.scaling_study``)."""
     rng = random.Random(seed)
     if cutoff is None:
         cutoff = max(64, int(machine.rate * (policy.chunk_seconds or 0.005) / 20))

@@ -6,7 +6,7 @@ Sets are ``int64`` words (the engine's row dtype); only bit patterns matter, so
 signed words are used throughout and no uint64/int64 mixing (which numba promotes
 to float) occurs.  Any problem's kernel may use these.
 
->>> from engine.bitset import popcount, ctz
+>>> from stealsearch.engine.bitset import popcount, ctz
 >>> import numpy as np
 >>> int(popcount(np.int64(0b1011))), int(ctz(np.int64(0b1000)))
 (3, 3)

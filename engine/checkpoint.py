@@ -1,10 +1,10 @@
-"""Checkpoints on disk: a consistent cut (:mod:`engine.epochs`) in a directory.
+"""Checkpoints on disk: a consistent cut (:mod:`stealsearch.engine.epochs`) in a directory.
 
 Layout of a checkpoint directory::
 
     manifest.json       what the cut is (written last: it is the commit point)
     rows-<epoch>.npy    the open rows (the codec's format; .npy for int64 rows)
-    problem.pickle      the problem, so ``engine.resume(DIR)`` needs nothing else
+    problem.pickle      the problem, so ``stealsearch.engine.resume(DIR)`` needs nothing else
 
 Every file is written atomically (a temporary name in the same directory, fsync,
 rename, fsync of the directory), so a crash leaves either the previous checkpoint or

@@ -13,14 +13,14 @@ A cluster started here is closed (and its worker processes ended) on exit; a clu
 we merely connected to is left running.  Everything a user can get wrong on the way
 (a malformed address, an absurd worker count, an unknown key in a config file, a
 scheduler that does not answer or has no workers) raises an
-:class:`~engine.errors.InputError` whose message is one line:
+:class:`~stealsearch.engine.errors.InputError` whose message is one line:
 
 >>> check_scheduler_address("127.0.0.1:8786")
 'tcp://127.0.0.1:8786'
 >>> check_scheduler_address("tcp://headnode")
 Traceback (most recent call last):
 ...
-engine.errors.InputError: scheduler address 'tcp://headnode' has no port: expected PROTOCOL://HOST:PORT, e.g. tcp://127.0.0.1:8786
+stealsearch.engine.errors.InputError: scheduler address 'tcp://headnode' has no port: expected PROTOCOL://HOST:PORT, e.g. tcp://127.0.0.1:8786
 """
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def _seconds(value, what: str, default: float, env: str | None = None) -> float:
 
 def _start_owned(factory: Callable[[], object]):
     """Start a cluster with Ctrl-C kept away from its worker processes
-    (:func:`engine.interrupts.start_shielded`, the one mechanism); a Ctrl-C during the
+    (:func:`stealsearch.engine.interrupts.start_shielded`, the one mechanism); a Ctrl-C during the
     start closes it again and raises KeyboardInterrupt."""
     from . import interrupts
 
@@ -467,7 +467,7 @@ def dashboard_link(client) -> str | None:
     Asked of the scheduler itself (its ``dashboard`` service port), so it is right for
     a LocalCluster of ours and for a scheduler we only connected to; the host is the
     one we reached the scheduler at.  The search page is ``.../stealsearch`` beside it
-    (:mod:`engine.monitor`).
+    (:mod:`stealsearch.engine.monitor`).
     """
     from distributed.comm.addressing import parse_address, parse_host_port
     from distributed.utils import format_dashboard_link

@@ -6,11 +6,11 @@ The ``stealsearch`` application (:mod:`stealsearch.cli`) and every problem packa
 * :class:`OneLineParser`: argparse whose usage errors are one line and exit code 2;
 * :func:`add_backend_arguments` / :func:`policy_from_args` / :func:`solve_from_args`:
   where a search runs (``--workers``, ``--sequential``, ``--scheduler``,
-  ``--cluster-config``; none of them: a ramp-up, :mod:`engine.rampup`), its limits and
-  its :class:`~engine.policy.StealPolicy`;
+  ``--cluster-config``; none of them: a ramp-up, :mod:`stealsearch.engine.rampup`), its limits and
+  its :class:`~stealsearch.engine.policy.StealPolicy`;
 * :func:`print_json`: one JSON object on stdout (numpy values converted, NaN and
   infinity written as ``null``, never as strings);
-* :func:`result_json`: an engine :class:`~engine.result.SearchResult` in the one documented
+* :func:`result_json`: an engine :class:`~stealsearch.engine.result.SearchResult` in the one documented
   schema (``stealsearch/schemas/result.schema.json``) with problem-specific keys beside it;
 * :func:`client_from_args`: the Dask client (or ``None`` for ``--sequential``) of the
   commands that run plain Dask tasks (sweeps, polynomial algorithms);
@@ -122,7 +122,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     (``limits=False``: no ``--time-limit``/``--node-limit``, for commands whose runs set
     their own, e.g. a sweep's items)."""
     where = parser.add_mutually_exclusive_group()
-    if policy:      # an engine search: with no place flag it ramps up (engine.rampup)
+    if policy:      # an engine search: with no place flag it ramps up (stealsearch.engine.rampup)
         workers_help = ("run on a LocalCluster of N worker processes from the first node.  With "
                         "no place flag (--workers, --sequential, --scheduler, --cluster-config) "
                         "the search starts in this process at once and moves to a LocalCluster "
@@ -151,7 +151,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                       help="show live progress on stderr (on by default for a terminal)")
     talk.add_argument("--quiet", action="store_true",
                       help="print only the result: no progress, no warnings")
-    if policy:      # an engine search: it can be checkpointed (engine.epochs, engine.checkpoint)
+    if policy:      # an engine search: it can be checkpointed (stealsearch.engine.epochs, stealsearch.engine.checkpoint)
         add_checkpoint_arguments(parser)
     if policy:
         add_rampup_arguments(parser)
@@ -164,7 +164,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
         from .policy import StealPolicy
 
         d = StealPolicy()
-        g = parser.add_argument_group("steal policy (see engine.policy.StealPolicy)")
+        g = parser.add_argument_group("steal policy (see stealsearch.engine.policy.StealPolicy)")
         g.add_argument("--steal-k", type=int, default=d.k, metavar="K",
                        help="rows per release / steal batch")
         g.add_argument("--release-threshold", type=int, default=d.release_threshold, metavar="T",
@@ -192,10 +192,10 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
 
 def add_rampup_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ramp-up`` and ``--grace``: start in this process, move to the cluster if the
-    search lasts (engine.rampup); the default when no place flag is given."""
+    search lasts (stealsearch.engine.rampup); the default when no place flag is given."""
     from .rampup import DEFAULT_GRACE
 
-    g = parser.add_argument_group("ramp-up (see engine.rampup)")
+    g = parser.add_argument_group("ramp-up (see stealsearch.engine.rampup)")
     g.add_argument("--ramp-up", action="store_true",
                    help="with --workers/--scheduler/--cluster-config: start the search in this "
                         "process and hand it to the cluster once that is ready (the default "
@@ -206,17 +206,17 @@ def add_rampup_arguments(parser: argparse.ArgumentParser) -> None:
                         "ends sooner starts no worker process")
 
 
-# --- reaching a cluster (engine.cluster) ------------------------------------------------
+# --- reaching a cluster (stealsearch.engine.cluster) ------------------------------------------------
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """How to reach a cluster: ``--connect-timeout``, ``--wait-workers``, ``--force``.
 
     Any command that takes ``--workers``/``--scheduler`` can add these and hand
-    :func:`cluster_options` to :func:`engine.cluster.dask_client`.
+    :func:`cluster_options` to :func:`stealsearch.engine.cluster.dask_client`.
     """
     from .cluster import DEFAULT_CONNECT_TIMEOUT, DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE
 
-    g = parser.add_argument_group("cluster connection (see engine.cluster)")
+    g = parser.add_argument_group("cluster connection (see stealsearch.engine.cluster)")
     g.add_argument("--connect-timeout", type=float, default=None, metavar="S",
                    help=f"give up reaching the scheduler after S seconds (default "
                         f"{DEFAULT_CONNECT_TIMEOUT:g}, or $STEALSEARCH_CONNECT_TIMEOUT)")
@@ -229,7 +229,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cluster_options(args: argparse.Namespace) -> dict:
-    """The keywords of :func:`engine.cluster.dask_client` that the cluster flags set."""
+    """The keywords of :func:`stealsearch.engine.cluster.dask_client` that the cluster flags set."""
     return {"connect_timeout": getattr(args, "connect_timeout", None),
             "wait_workers": getattr(args, "wait_workers", None),
             "force": bool(getattr(args, "force", False))}
@@ -302,7 +302,7 @@ def check_workers(args: argparse.Namespace) -> None:
 
 
 def backend_from_args(args: argparse.Namespace) -> str:
-    """The ``engine.solve`` backend the flags name: ``sequential``; ``dask`` for a place
+    """The ``stealsearch.engine.solve`` backend the flags name: ``sequential``; ``dask`` for a place
     flag; ``rampup`` for a place flag with ``--ramp-up``; ``auto`` (a ramp-up onto a
     LocalCluster of 2 workers) with no place flag."""
     placed = any(getattr(args, k, None) is not None
@@ -318,7 +318,7 @@ def backend_from_args(args: argparse.Namespace) -> str:
 
 
 def solve_from_args(problem, args: argparse.Namespace):
-    """Run ``engine.solve`` with the backend the flags name (:func:`backend_from_args`)."""
+    """Run ``stealsearch.engine.solve`` with the backend the flags name (:func:`backend_from_args`)."""
     from .solve import solve
 
     check_workers(args)
@@ -327,7 +327,7 @@ def solve_from_args(problem, args: argparse.Namespace):
                   policy=policy_from_args(args), progress=show_progress(args))
     # --- resilience: checkpoint / resume; a first Ctrl-C or SIGTERM returns the result
     # so far (status interrupted), which the caller prints; stealsearch.cli then exits
-    # with 128 + the signal number (engine.interrupts)
+    # with 128 + the signal number (stealsearch.engine.interrupts)
     kwargs.update(checkpoint_kwargs(args))
     if backend in ("dask", "rampup"):
         import logging
@@ -335,7 +335,7 @@ def solve_from_args(problem, args: argparse.Namespace):
         import distributed  # noqa: F401  (its logging set-up first, then ours)
 
         # the command reports a lost scheduler itself, in one line (exit 1); ("auto"
-        # imports distributed only if its search lasts: engine.cluster quiets it then)
+        # imports distributed only if its search lasts: stealsearch.engine.cluster quiets it then)
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
     if backend in ("auto", "rampup"):
         kwargs["grace"] = getattr(args, "grace", None)
@@ -360,7 +360,7 @@ def solve_from_args(problem, args: argparse.Namespace):
 
 @contextlib.contextmanager
 def one_line_warnings(argv=None):
-    """Show each :class:`~engine.errors.InputWarning` (and any other warning a reader
+    """Show each :class:`~stealsearch.engine.errors.InputWarning` (and any other warning a reader
     raises on purpose) as one ``stealsearch: warning: ...`` line on stderr; none with
     ``--quiet``."""
     import warnings

@@ -9,7 +9,7 @@ next cut.
 Why the end of an epoch is a consistent cut (no row in flight)
 ---------------------------------------------------------------
 Every worker ends its epoch by itself (its own clock: the epoch length, a limit, a
-stop message), and ends it in one step: :meth:`engine.stealstack.SharedPortion.close`
+stop message), and ends it in one step: :meth:`stealsearch.engine.stealstack.SharedPortion.close`
 takes its shared rows and refuses every later steal under the lock a thief takes.
 A steal is a synchronous request/reply made by the thief's search thread, so a thief
 cannot end its epoch while its steal is open.  Hence, once every worker of the epoch
@@ -48,14 +48,14 @@ How a share travels: each worker's share of a deal is sent to it alone by a dire
 comm call beside the epoch's task (never in the task's arguments, so never through the
 scheduler), and taken by that epoch's task only; a share of a discarded epoch is
 dropped by its worker and never searched (the argument is in
-:mod:`engine.dask_backend.plugin`).  The client keeps the cut it dealt from until the
+:mod:`stealsearch.engine.dask_backend.plugin`).  The client keeps the cut it dealt from until the
 epoch is committed, so a share lost with its worker is simply dealt again.
 
 Workers that join are dealt rows at the next epoch (every epoch re-deals), once they
 hold the search's problem (loaded once per search per worker; a worker that dies
 while loading is a lost worker of the epoch it was dealt to).  A worker that leaves
 gracefully (``retire_workers``, a scale-down, SIGTERM) ends its epoch as a cut while
-it closes and hands its outcome to a peer (:mod:`engine.dask_backend.plugin`); the
+it closes and hands its outcome to a peer (:mod:`stealsearch.engine.dask_backend.plugin`); the
 others then end theirs, and the epoch is committed like any other (all outcomes in,
 rows conserved) -- no rollback.  If the hand-over does not arrive, or conservation
 fails, the epoch rolls back as for a loss.

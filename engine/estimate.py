@@ -12,7 +12,7 @@ one of its ``d`` children uniformly at random, expand it, and so on to a leaf; w
 ``c_j`` the nodes the kernel counted for the ``j``-th node of the path and ``d_j`` its
 number of children, ``c_0 + d_0 c_1 + d_0 d_1 c_2 + ...`` is an unbiased estimate of
 the nodes the kernel counts below ``r``.  A probe needs nothing but the engine's
-generic stack operations (:func:`engine.stack.make_stack`): push one row,
+generic stack operations (:func:`stealsearch.engine.stack.make_stack`): push one row,
 ``run(1, incumbent)`` expands it, take the children.  So it works for every tier,
 raw kernels included, and counts nodes as the kernel counts them (a row the kernel
 pops and prunes without counting costs 0), with the search's current incumbent.
@@ -35,7 +35,7 @@ not depend on a cut's own estimate, which would favour low ones.  Then
   :meth:`ProgressEstimator.finish`.  Once the search has done more than ``T`` nodes the
   estimate is known to be too low: nothing is shown (None) until a later cut gives a
   higher one (the sequential backend takes one at once);
-* ETA ``= (T - nodes) / recent node rate`` (:mod:`engine.progress` and the page compute
+* ETA ``= (T - nodes) / recent node rate`` (:mod:`stealsearch.engine.progress` and the page compute
   the rate from the same node counts).
 
 ``method="calibrated"`` (measured, not the default) scales the latest ``R`` by a factor
@@ -229,7 +229,7 @@ class ProgressEstimator:
 
         est = ProgressEstimator(problem)
         est.observe(rows, nodes_at_cut, incumbent)   # at every cut (rows are copied), or
-        est.observe_cut(cut)                         #   an engine.epochs.Cut as it is
+        est.observe_cut(cut)                         #   an stealsearch.engine.epochs.Cut as it is
         est.work()                                   # between chunks / on each progress tick
         est.fraction(nodes_now)                      # in [0, 1), or None (no estimate now)
         est.finish()                                 # the search completed: fraction 1.0
@@ -295,7 +295,7 @@ class ProgressEstimator:
         self.spent += now - start
 
     def observe_cut(self, cut) -> None:
-        """A consistent cut of the Dask backend (:class:`engine.epochs.Cut`): all its open
+        """A consistent cut of the Dask backend (:class:`stealsearch.engine.epochs.Cut`): all its open
         rows, the nodes committed above them and its incumbent."""
         self.observe(cut.rows(self.stack.codec), cut.nodes, cut.incumbent(self.problem))
 

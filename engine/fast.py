@@ -21,12 +21,12 @@ convention).  The class names the functions (``expand = expand``) and gives ``ro
 (one row, or a 2-D array of rows) and ``decode_row(row)``.
 
 The engine generates the chunk driver, in the raw tier's signature (see
-:mod:`engine.problem`): pop a row, count it, prune it against the incumbent (bound),
+:mod:`stealsearch.engine.problem`): pop a row, count it, prune it against the incumbent (bound),
 count it as a solution (enumerate), expand it onto the stack, and return ``IMPROVED``
 (with the row copied into the solution buffer) after expanding a row whose objective
 beats the incumbent; ``GROW`` before a pop that might not fit; ``BUDGET`` / ``EMPTY``
 otherwise; counters flushed once, at the one exit.  These are exactly the rules of
-the reference tier (:class:`engine.reference.ReferenceStack`), so the two tiers visit
+the reference tier (:class:`stealsearch.engine.reference.ReferenceStack`), so the two tiers visit
 the same tree.  The solution buffer is the improving row; ``decode_row`` reads it.
 
 No allocation
@@ -330,7 +330,7 @@ _TEMPLATE = '''\
 # user sources: {sources}
 import numpy as np
 from numba import njit
-from engine.fast import load_user_module
+from stealsearch.engine.fast import load_user_module
 
 {imports}
 
@@ -493,7 +493,7 @@ def _needs_nrt(problem, fast, marker: Path) -> bool:
         marker.write_text("a per-node function allocates: the counted driver is used\n")
     warnings.warn(f"{type(problem).__name__}: a per-node function allocates (an np.empty, an "
                   "array slice assignment such as out[0, :] = row...), so its driver counts "
-                  "references on every node, ~10-30x slower; use engine.fast.copy_row and "
+                  "references on every node, ~10-30x slower; use stealsearch.engine.fast.copy_row and "
                   "scratch arrays from data()", RuntimeWarning, stacklevel=3)
     return True
 

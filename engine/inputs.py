@@ -15,7 +15,7 @@ meets the same one-line messages everywhere:
   starts, as ``cannot write PATH: ...``.
 
 Each function takes the exception class to raise (a subclass of
-:class:`~engine.errors.InputError`), so a problem's readers keep their own error type.
+:class:`~stealsearch.engine.errors.InputError`), so a problem's readers keep their own error type.
 
 >>> import os, tempfile, gzip
 >>> d = tempfile.mkdtemp()
@@ -27,7 +27,7 @@ Each function takes the exception class to raise (a subclass of
 >>> read_input_text(d)
 Traceback (most recent call last):
 ...
-engine.errors.InputError: ... is a directory, not a file
+stealsearch.engine.errors.InputError: ... is a directory, not a file
 >>> print(shown(b"ab\\x00\\xff" * 20, limit=8))
 'ab\\x00\\xffab\\x00\\xff...'
 """

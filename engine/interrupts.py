@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM: the first stops a search cleanly, a second exits at once; worker
 processes never see a terminal's Ctrl-C.  The one place where signals are handled.
 
-**Stopping a search.**  While :func:`handling_interrupts` is active (``engine.solve``
+**Stopping a search.**  While :func:`handling_interrupts` is active (``stealsearch.engine.solve``
 enters it in the main thread), the first SIGINT or SIGTERM only *records* the
 request; the backends look at :func:`requested` between chunks (sequential, ramp-up)
 or between polls (Dask), stop every worker, and return the result so far with status

@@ -1,14 +1,14 @@
 """Several search threads in this process, without Dask: the sequential backend with
 ``threads > 1`` (``--sequential --threads-per-worker T``).
 
-It runs the very lanes of a Dask worker (:class:`engine.dask_backend.worker.WorkerSearch`,
+It runs the very lanes of a Dask worker (:class:`stealsearch.engine.dask_backend.worker.WorkerSearch`,
 whose docstring gives the exactness argument) on :class:`InProcessWorker`, a stand-in
 for a distributed Worker that is a one-peer search's whole world: an asyncio loop in a
 thread for the search's messages, and the coordinator's handlers (credit, reports,
 stops) served by the search itself.  No scheduler, no nanny, no client: this is the
 "1 process x T threads" of benchmarks/results/threads.md with nothing else around it.
 
-Epochs work as on Dask (:mod:`engine.epochs`): each ends as a consistent cut after
+Epochs work as on Dask (:mod:`stealsearch.engine.epochs`): each ends as a consistent cut after
 ``checkpoint_every`` seconds (written to ``checkpoint`` if given), the next resumes from
 it.  Limits: the time limit is the epochs' ``time_left``, the node limit the
 coordinator's grant (the count never passes it), Ctrl-C stops the running epoch with

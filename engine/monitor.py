@@ -11,7 +11,7 @@ sweep its progress; it serves them as
 The client side is two calls (each one round trip to the scheduler, bounded by a
 timeout; a failure is logged at debug level and never stops a search)::
 
-    from engine import monitor
+    from stealsearch.engine import monitor
     monitor.publish(client, search_id, {
         "time": time.time(), "nodes": 12345, "steals": 17,
         "incumbent": 31, "bound": 34,                 # optimise mode; else omit/None
@@ -29,7 +29,7 @@ are shown when present; a field absent from every worker is left out.  A sweep's
 shows its items done / ok / failed / timeout / running / remaining.
 
 The page is served wherever the scheduler's dashboard is: for a LocalCluster of ours,
-127.0.0.1 only (see :func:`engine.cluster.local_cluster`).
+127.0.0.1 only (see :func:`stealsearch.engine.cluster.local_cluster`).
 """
 from __future__ import annotations
 
@@ -470,7 +470,7 @@ function workerTable(s) {
   row(t, ["worker", "nodes/s"].concat(cols.map(c => c[1]), has("idle") ? ["idle"] : []), true);
   names.forEach(n => {
     const w = s.workers[n], r = s.worker_rates[n];
-    const cells = [n.replace(/^.*:\/\//, ""), r === undefined ? "-" : fmt(r)]
+    const cells = [n.replace(/^.*:\\/\\//, ""), r === undefined ? "-" : fmt(r)]
       .concat(cols.map(c => fmt(w[c[0]])));
     if (has("idle")) cells.push(w.idle === true ? "idle" : w.idle === false ? "busy" : "-");
     const tr = el("tr", w.idle === true ? {"class": "idle"} : {});

@@ -13,9 +13,9 @@ problem says *what* is searched.  A problem hands the engine
 Python never runs per node: the engine calls the kernel once per chunk.
 
 This module is the **raw tier**: the kernel is the whole chunk driver.  Two tiers sit
-on top of it: :mod:`engine.reference` (``PythonProblem``: ``root()`` and
+on top of it: :mod:`stealsearch.engine.reference` (``PythonProblem``: ``root()`` and
 ``children(node)`` in plain Python, its own stack of Python objects) and
-:mod:`engine.fast` (``FastProblem``: per-node numba functions; the engine generates a
+:mod:`stealsearch.engine.fast` (``FastProblem``: per-node numba functions; the engine generates a
 kernel of exactly this signature).  :func:`check_problem` checks any of them before a
 search starts.
 
@@ -151,8 +151,8 @@ class Problem:
         and the kernel maximises ``-objective`` (results are shown un-negated).
     stack_class : type | None
         The stack the backends run this problem on (``None``: the int64 row stack,
-        :class:`engine.stack.LocalStack`).  A tier whose nodes are not rows supplies its
-        own, with the same methods and a batch codec (:class:`engine.stack.RowCodec`).
+        :class:`stealsearch.engine.stack.LocalStack`).  A tier whose nodes are not rows supplies its
+        own, with the same methods and a batch codec (:class:`stealsearch.engine.stack.RowCodec`).
     """
 
     name: str = "problem"
@@ -246,13 +246,13 @@ KERNEL_ARGS = ("stack", "top", "budget", "mode", "incumbent", "counters", "solut
 
 def check_problem(problem: Any, policy: Any = None) -> None:
     """Check that ``problem`` (and ``policy``) keep the contract; raise
-    :class:`ContractError` with one clear line otherwise.  :func:`engine.solve` calls it
+    :class:`ContractError` with one clear line otherwise.  :func:`stealsearch.engine.solve` calls it
     first, so a wrong object fails here and not as an AttributeError deep in a backend.
 
     >>> check_problem("hello")
     Traceback (most recent call last):
     ...
-    engine.problem.ContractError: solve() needs an engine.Problem (a PythonProblem, a FastProblem or a raw-tier Problem subclass), got str
+    stealsearch.engine.problem.ContractError: solve() needs an engine.Problem (a PythonProblem, a FastProblem or a raw-tier Problem subclass), got str
     """
     import inspect
 

@@ -8,7 +8,7 @@ It shows what the caller knows: ``update(nodes, bound=..., incumbent=..., steals
 idle_workers=..., workers=..., fraction_done=..., eta=...)``; a field left out (or
 ``None``) is not shown.  Any other keyword is shown as ``key=value`` after them.
 
-``fraction_done`` is an estimate (:class:`engine.estimate.ProgressEstimator`), hence the
+``fraction_done`` is an estimate (:class:`stealsearch.engine.estimate.ProgressEstimator`), hence the
 ``~``; the ETA is the estimated remaining nodes, ``nodes (1 - f) / f``, over the recent
 node rate (the smoothed rate the line shows), unless the caller gives ``eta`` seconds.
 

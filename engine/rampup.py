@@ -1,26 +1,26 @@
 """Ramp-up: start the search in this process at once, move it to the cluster if it lasts.
 
-The ``auto`` default of :func:`engine.solve` and of the CLI (backend ``rampup``).  UG's
+The ``auto`` default of :func:`stealsearch.engine.solve` and of the CLI (backend ``rampup``).  UG's
 ramp-up is the model: its LoadCoordinator solves alone until it has enough open nodes,
 then hands them out.  Here:
 
 * **Phase 1 (sequential, this process).**  The problem's stack (``make_stack``) runs in
-  budget chunks (:class:`~engine.stack.BudgetTuner`) from the first moment, exactly as
+  budget chunks (:class:`~stealsearch.engine.stack.BudgetTuner`) from the first moment, exactly as
   the sequential backend does.  Searches that end within ``grace`` seconds never start a
   cluster at all (no process is spawned, nothing is imported from distributed).  After
   ``grace`` seconds, the cluster starts (or is connected to) in the background, through
-  :class:`engine.interrupts.ShieldedStart` (its worker processes never see Ctrl-C); the
+  :class:`stealsearch.engine.interrupts.ShieldedStart` (its worker processes never see Ctrl-C); the
   search keeps going meanwhile and polls, between chunks, whether the cluster is ready
   (started, connected, its workers' kernels loaded).  A cluster given as ``client`` is
   ready at once: the hand-over comes after ``grace`` seconds.
 * **Hand-over.**  Once it is, every open row of the stack is taken (``take_all``) into a
-  :class:`~engine.epochs.Cut` with the counters, the incumbent (value, solution buffer,
-  history) and the elapsed time, and :func:`engine.dask_backend.run_dask` resumes from
+  :class:`~stealsearch.engine.epochs.Cut` with the counters, the incumbent (value, solution buffer,
+  history) and the elapsed time, and :func:`stealsearch.engine.dask_backend.run_dask` resumes from
   that cut, exactly as ``resume()`` resumes from a checkpoint.  Limits count across both
   phases: the Dask phase gets what is left of ``time_limit`` and ``node_limit``.
 * **Phase 1 ends the search** when the stack empties, a limit or a Ctrl-C stops it, or
   (decide mode) a solution is found.  A cluster still starting is then aborted
-  (:meth:`~engine.interrupts.ShieldedStart.abort`: the processes it spawned are ended by
+  (:meth:`~stealsearch.engine.interrupts.ShieldedStart.abort`: the processes it spawned are ended by
   PID, which makes a LocalCluster's start fail within ~0.1 s, where finishing and
   closing it would take seconds), and an error of its start no longer matters.  (The
   abort ends the children of this process that appeared since the start began: a
@@ -35,7 +35,7 @@ one).  The hand-over happens between chunks, so at that instant every node of th
 is in exactly one of three sets: expanded (counted in ``stack.counters``), open (a row of
 the stack), or below an open row.  ``take_all`` moves the open rows into the cut and
 leaves the stack empty, and phase 1 never runs again: no row stays behind, none is
-copied.  ``run_dask`` then treats the cut like any committed cut (:mod:`engine.epochs`):
+copied.  ``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.epochs`):
 its counters start from the cut's and add only nodes expanded below its rows, each
 committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
 final counters are phase 1's plus phase 2's, with nothing in common; the result's
@@ -80,7 +80,7 @@ WARM_TIMEOUT = 60.0
 class Place:
     """Where phase 2 runs: a given ``client``, a ``scheduler``, a ``cluster_config``, or
     (none of them) a LocalCluster of ``workers`` processes; the rest as
-    :func:`engine.cluster.dask_client`."""
+    :func:`stealsearch.engine.cluster.dask_client`."""
 
     client: object = None
     workers: int | None = None
@@ -216,10 +216,14 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                 if stop_reason is not None or not len(stack):
                     break
                 now = time.perf_counter()
-                if place.client is not None and now - t_search >= grace:
-                    handing_over = True     # the caller's cluster: there is nothing to start
+                if place.client is not None and stats.chunks and now - t_search >= grace:
+                    # the caller's cluster: there is nothing to start.  At least one chunk
+                    # runs here first, so that grace=0 with a fixed budget hands over at a
+                    # node count, not at a moment (a deterministic hand-over for tests)
+                    handing_over = True
                     break
-                if starter is None and start_note == "not started" and now - t_search >= grace:
+                if place.client is None and starter is None and start_note == "not started" \
+                        and now - t_search >= grace:
                     cancelled = threading.Event()
                     starter = interrupts.ShieldedStart(
                         lambda: _connect(place, problem, cancelled),

@@ -18,15 +18,15 @@ and ``verify(solution, value)`` (an independent check; see :class:`engine.Proble
 The engine owns the loop (:meth:`ReferenceStack.run`): pop a node, count it, prune it
 against the incumbent, count it as a solution, push its children, and return
 ``IMPROVED`` after a node whose objective beats the incumbent has been expanded.  The
-fast tier's generated driver (:mod:`engine.fast`) follows the same rules node for
+fast tier's generated driver (:mod:`stealsearch.engine.fast`) follows the same rules node for
 node, so both tiers visit the same tree and count the same nodes.
 
 Nodes move between Dask workers as pickled batches (:class:`PickleCodec`); the
 sequential backend, stealing, the incumbent, limits and termination are the engine's
 own.  Speed is honest: tens of thousands of nodes per second, enough for tests and for
-an oracle; the fast tier (:mod:`engine.fast`) is the same search at numba speed.
+an oracle; the fast tier (:mod:`stealsearch.engine.fast`) is the same search at numba speed.
 
->>> from engine import PythonProblem, solve
+>>> from stealsearch.engine import PythonProblem, solve
 >>> class Bits(PythonProblem):          # all bit strings of length 3
 ...     def root(self): return ""
 ...     def children(self, s): return [s + "0", s + "1"] if len(s) < 3 else []
@@ -144,7 +144,7 @@ class PythonProblem(Problem):
 
 
 class ReferenceStack:
-    """A worker's stack of Python nodes, with :class:`engine.stack.LocalStack`'s face
+    """A worker's stack of Python nodes, with :class:`stealsearch.engine.stack.LocalStack`'s face
     (push, take_bottom, take_all, live, len, nodes, counters, solution, run, codec).
 
     ``solution`` is a 1-element ``object`` array holding the improving node, so the

@@ -59,12 +59,12 @@ class SearchResult:
     policy: dict | None = None
     stop_reason: str | None = None
     info: dict = field(default_factory=dict)                  # problem description
-    # resilience (engine.epochs): committed epochs, rollbacks and the nodes they discarded
+    # resilience (stealsearch.engine.epochs): committed epochs, rollbacks and the nodes they discarded
     epochs: int = 0
     recoveries: int = 0
     nodes_redone: int = 0
     checkpoint: str | None = None      # directory of the last checkpoint written
-    # what ran where (engine.rampup): one dict per phase, {"phase": "sequential" or
+    # what ran where (stealsearch.engine.rampup): one dict per phase, {"phase": "sequential" or
     # "dask[N]", "nodes", "seconds", ...}; the phases' nodes add up to ``nodes`` (less
     # the nodes of a resumed checkpoint)
     phases: list[dict] = field(default_factory=list)

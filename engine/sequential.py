@@ -8,14 +8,14 @@ any cut (also one written by the Dask backend), and Ctrl-C stops it with the res
 so far.
 
 With ``estimate`` (by default when the live line is shown) the live line carries the
-fraction done and an ETA from :class:`engine.estimate.ProgressEstimator`: a copy of the
+fraction done and an ETA from :class:`stealsearch.engine.estimate.ProgressEstimator`: a copy of the
 stack is a cut, probed between chunks within a few % of the time; a new copy is taken
 once the last has been probed through and a second has passed
 (:meth:`ProgressEstimator.wants_cut`).  The
 probes run on a stack of their own: the search's counts are the same with or without.
 
 ``threads`` > 1 (``--sequential --threads-per-worker T``) hands the search to
-:mod:`engine.lanes`: T search threads on one shared portion in this process, the Dask
+:mod:`stealsearch.engine.lanes`: T search threads on one shared portion in this process, the Dask
 worker's lanes without Dask.  One thread (the default) is this module's loop.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     """Run ``problem`` in this process.  ``estimate``: show the fraction done and an ETA
     (default: when ``progress``); a :class:`ProgressEstimator` given here is used (and can
     be read afterwards).  ``threads`` > 1: that many search threads (lanes) on one
-    shared portion, :mod:`engine.lanes` (no estimate there)."""
+    shared portion, :mod:`stealsearch.engine.lanes` (no estimate there)."""
     if threads > 1:
         from .lanes import run_lanes
         return run_lanes(problem, threads, policy=policy, time_limit=time_limit,
@@ -96,7 +96,7 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
 
 class InProcessSearch:
     """A search on one stack in this process, from a cut: the state and the steps that
-    the sequential loop above and the ramp-up's first phase (:mod:`engine.rampup`)
+    the sequential loop above and the ramp-up's first phase (:mod:`stealsearch.engine.rampup`)
     share; each loop only adds what is its own (the estimate; the hand-over).
 
     Between two :meth:`step` calls the stack *is* a consistent cut (one worker, nothing
@@ -199,7 +199,7 @@ def in_process_result(problem: Problem, stack, stats: WorkerStats, *, carried: i
                       seconds: float, t0: float, policy: StealPolicy, best_value, best_buffer,
                       history, stop_reason, epochs: int, cut: Cut, writer) -> SearchResult:
     """The result of a search that ran (or ended) on ``stack`` in this process: the
-    sequential backend, and a ramp-up that never handed over (engine.rampup)."""
+    sequential backend, and a ramp-up that never handed over (stealsearch.engine.rampup)."""
     stats.nodes = stack.nodes - carried
     stats.busy_seconds = seconds
     stats.rows_left = len(stack)

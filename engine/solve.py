@@ -1,6 +1,6 @@
 """``solve()``: the one entry point, pybnb-style; ``resume()`` continues a checkpoint.
 
->>> from problems.uts import UTSProblem
+>>> from stealsearch.problems.uts import UTSProblem
 >>> result = solve(UTSProblem.preset("default"), backend="sequential")
 >>> result.count
 1732
@@ -32,8 +32,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         "sequential": this process only;
         "dask": the stealstack over Dask workers from the first node;
         "rampup": start in this process at once; after ``grace`` seconds (default
-        ``engine.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
-        the open rows over once it is ready (:mod:`engine.rampup`).  A search that ends
+        ``stealsearch.engine.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
+        the open rows over once it is ready (:mod:`stealsearch.engine.rampup`).  A search that ends
         within the grace period starts no cluster at all.  ``result.phases`` says
         which phase did what.
     workers / scheduler / cluster_config / client : where the dask backend (or the
@@ -43,18 +43,18 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
     time_limit, node_limit : stop early with status "interrupted"; the result keeps the
         best solution found and, in optimise mode, a proven bound.  So does a first
-        Ctrl-C / SIGTERM (engine.interrupts).
-    checkpoint : a directory: every consistent cut is written there (engine.checkpoint),
+        Ctrl-C / SIGTERM (stealsearch.engine.interrupts).
+    checkpoint : a directory: every consistent cut is written there (stealsearch.engine.checkpoint),
         and ``resume(checkpoint)`` continues the search later, anywhere.
     checkpoint_every : seconds between consistent cuts (default 5): the work a lost
         worker costs at most, per worker.
     checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
-        :func:`engine.cluster.dask_client`.
+        :func:`stealsearch.engine.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
-        portion (:mod:`engine.dask_backend.worker`); default 1 (measured:
+        portion (:mod:`stealsearch.engine.dask_backend.worker`); default 1 (measured:
         benchmarks/results/threads.md).  With backend "sequential": that many threads
-        in this process (:mod:`engine.lanes`); the ramp-up's first phase runs one.
+        in this process (:mod:`stealsearch.engine.lanes`); the ramp-up's first phase runs one.
     """
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
@@ -157,7 +157,7 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
 
 
 def _one_phase(result: SearchResult, carried: int) -> SearchResult:
-    """The ``phases`` entry of a backend that ran one phase (see engine.rampup)."""
+    """The ``phases`` entry of a backend that ran one phase (see stealsearch.engine.rampup)."""
     if not result.phases:
         result.phases = [{"phase": result.backend,
                           "where": "this process" if result.backend.startswith("sequential")

@@ -46,7 +46,7 @@ class RowCodec:
     def decode(self, payload: bytes) -> np.ndarray:
         return np.frombuffer(payload, dtype=np.int64).reshape(-1, self.width)
 
-    # -- checkpoints (engine.checkpoint): one batch per file ---------------------------
+    # -- checkpoints (stealsearch.engine.checkpoint): one batch per file ---------------------------
     #: file suffix of a stored batch; a codec of Python objects would use ".pickle"
     suffix = ".npy"
 

@@ -1,6 +1,6 @@
 """The shared portion of a worker's stealstack (seed 003, ch. 3, Fig. 3.2).
 
-The *local* portion is the worker's :class:`engine.stack.LocalStack` (owner only,
+The *local* portion is the worker's :class:`stealsearch.engine.stack.LocalStack` (owner only,
 no lock).  The *shared* portion below is a deque of row batches guarded by one
 lock, touched by the owner's search thread (RELEASE, ACQUIRE) and by the worker's
 event loop answering thieves (STEAL):
@@ -24,7 +24,7 @@ thief takes, so a row can never be stolen from a worker that has no credit.
 
 Lanes (several search threads on one portion)
 ---------------------------------------------
-A worker may run several *lanes* (:mod:`engine.dask_backend.worker`): threads with a
+A worker may run several *lanes* (:mod:`stealsearch.engine.dask_backend.worker`): threads with a
 local stack each, all releasing into and acquiring from this one portion (the
 in-memory steal between the threads of a process: no message, no credit).  The
 portion then counts its *active* lanes under its lock.  A lane is marked inactive
@@ -46,13 +46,13 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-import numpy as np  # batches are row arrays by default (see engine.stack.RowCodec)
+import numpy as np  # batches are row arrays by default (see stealsearch.engine.stack.RowCodec)
 
 
 
 class SharedPortion:
     def __init__(self, codec, lanes: int = 0):
-        self.codec = codec          # joins batches (engine.stack.RowCodec or a tier's own)
+        self.codec = codec          # joins batches (stealsearch.engine.stack.RowCodec or a tier's own)
         self.lock = threading.Lock()
         #: notified at every release: lanes waiting for rows wake at once
         self.rows_ready = threading.Condition(self.lock)
@@ -162,7 +162,7 @@ class SharedPortion:
         gets no rows, so every row is either in what close() returned or already in a
         thief's hands (the thief's steal is synchronous: it holds the rows before its
         own epoch can end).  This is what makes the end of an epoch a consistent cut
-        (see :mod:`engine.epochs`)."""
+        (see :mod:`stealsearch.engine.epochs`)."""
         with self.lock:
             self.closed = True
             return self._take_oldest(self._rows)

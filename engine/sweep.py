@@ -26,7 +26,7 @@ one instance).  ``settings`` holds the engine's settings and the kind's own opti
 ``backend`` (``dask`` or ``sequential``, big items only), ``workers`` (big items: use
 that many of the cluster's workers), ``time_limit`` and ``node_limit`` (the search's
 own limits: a stopped search is a normal result with status ``interrupted``), the
-fields of :class:`~engine.policy.StealPolicy` by name (``k``, ``release_threshold``,
+fields of :class:`~stealsearch.engine.policy.StealPolicy` by name (``k``, ``release_threshold``,
 ``acquire``, ``victims``, ``steal_half``, ``budget``...), and anything else, which goes
 to the item function (e.g. the clique ``bound``).  A value that is itself a list is
 written as a list of lists (``allocation: [[4, 4, 0, 0, 0, 0, 0, 0]]``).  A name may
@@ -34,7 +34,7 @@ appear in ``instance`` or in ``settings``, not in both.  A block may set its own
 ``repeats`` and ``timeout``.
 
 Item functions take the parameters as keyword arguments and, if they search, a
-``solve_kwargs`` keyword (a dict for :func:`engine.solve`: backend, policy, limits, and
+``solve_kwargs`` keyword (a dict for :func:`stealsearch.engine.solve`: backend, policy, limits, and
 for big items the client and worker count); they return a flat dict of plain values
 and raise when a result fails its verification.  A function may carry a ``warmup``
 attribute (a callable without arguments, e.g. a tiny instance of the kind): it runs once
@@ -42,7 +42,7 @@ per process before the first item of the kind, outside that item's seconds, so t
 loading compiled kernels is not counted as search time.  Unknown, missing or wrongly typed
 parameters (checked against the function's signature and its int/float/str/bool
 annotations), an unknown kind, an empty list or a malformed file are rejected before
-anything runs, with one line (:class:`~engine.errors.InputError`).
+anything runs, with one line (:class:`~stealsearch.engine.errors.InputError`).
 
 Small and big items.  An item is *small* unless its block says ``size: big``; there is
 no automatic guess (a first-seconds probe would run the start of every item twice and
@@ -50,7 +50,7 @@ make the choice depend on the machine's load).  Small items run as ordinary Dask
 tasks, each searching sequentially on one worker, at most one task per worker thread
 in flight, results taken with ``distributed.as_completed``.  Big items run after the
 small ones, one at a time from this process, as a stealstack search over the workers
-(``engine.solve(..., client=client)``).  Polynomial algorithms are small items whose
+(``stealsearch.engine.solve(..., client=client)``).  Polynomial algorithms are small items whose
 function ignores the engine.  With ``client=None`` everything runs here, in order, on
 the sequential backend.
 
@@ -871,7 +871,7 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
         small = [it for it in todo if it.size == "small"] if client is not None else todo
         big = [it for it in todo if it.size == "big"] if client is not None else []
         try:
-            # A first Ctrl-C / SIGTERM is recorded (engine.interrupts), not raised: a search
+            # A first Ctrl-C / SIGTERM is recorded (stealsearch.engine.interrupts), not raised: a search
             # running here stops cleanly, its cut-short row is dropped (so a re-run does
             # it again), and the sweep stops between items.
             with interrupts.handling_interrupts():
@@ -912,7 +912,7 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
 
 
 class _SweepWatch:
-    """The sweep's progress on the scheduler's /stealsearch page (engine.monitor):
+    """The sweep's progress on the scheduler's /stealsearch page (stealsearch.engine.monitor):
     at most one publish per ``INTERVAL`` seconds, and the last state at the end."""
 
     INTERVAL = 0.5

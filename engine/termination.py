@@ -1,6 +1,6 @@
 """Exact termination detection and global stop decisions (lives on worker rank 0).
 
-Credit recovery (see :mod:`engine.stealstack`): every worker starts with credit 1;
+Credit recovery (see :mod:`stealsearch.engine.stealstack`): every worker starts with credit 1;
 credit splits into powers of two as rows are stolen and flows back here when a
 worker runs dry.  The sum is kept as an exact rational, so the search is declared
 exhausted exactly when all ``n`` units are back: every worker is empty and no steal
@@ -16,11 +16,11 @@ exceeds it; a worker that runs dry gives its unused grant back, and a worker tha
 asks is granted a share (1/n) of what is free.  Reports carry a sequence number per
 worker, so a late reply can never hand a worker a grant it already gave back.  A grant
 is per worker: its search threads (lanes) reserve from it under a lock
-(:mod:`engine.dask_backend.worker`), so the threads never change the sum.  A worker
+(:mod:`stealsearch.engine.dask_backend.worker`), so the threads never change the sum.  A worker
 whose grant is used up asks with at most one report in flight and keeps its epoch's
 clock meanwhile: an epoch ends at its cut even if no grant comes (issue #11).
 
-Every coordinator serves one epoch (:mod:`engine.epochs`): credit is fresh per epoch.
+Every coordinator serves one epoch (:mod:`stealsearch.engine.epochs`): credit is fresh per epoch.
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import sys
 
 import numpy as np
 
-from engine import FastProblem, PythonProblem, RowLayout, SolutionError, solve
-from engine.fast import copy_row
+from stealsearch import FastProblem, PythonProblem, RowLayout, SolutionError, solve
+from stealsearch.engine.fast import copy_row
 
 
 def read_dimacs(path):

@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-from engine import Bits, FastProblem, PythonProblem, RowLayout, SolutionError, solve
-from engine.fast import copy_row, set_bit
+from stealsearch import Bits, FastProblem, PythonProblem, RowLayout, SolutionError, solve
+from stealsearch.engine.fast import copy_row, set_bit
 
 
 class _Knapsack:                                   # instance data and checks, both tiers

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from engine import FastProblem, PythonProblem, RowLayout, solve
+from stealsearch import FastProblem, PythonProblem, RowLayout, solve
 
 KNOWN = {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352, 10: 724, 11: 2680, 12: 14200, 14: 365596}
 

@@ -14,8 +14,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from engine import FastProblem, InvalidProblem, PythonProblem, RowLayout, solve
-from engine.problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS,
+from stealsearch import FastProblem, InvalidProblem, PythonProblem, RowLayout, solve
+from stealsearch.engine.problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS,
                             Mode, Problem, SolutionError)
 
 

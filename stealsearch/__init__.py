@@ -1,12 +1,59 @@
-"""The ``stealsearch`` application: the command line and the demo, above ``engine``
-(the generic search engine) and ``problems`` (the plug-in problems).
+"""stealsearch: a parallel backtracking search engine on Dask (the stealstack protocol).
 
-Layers: ``engine`` imports neither ``problems`` nor this package; ``problems`` import
-``engine`` only; this package imports both.
+>>> import stealsearch
+>>> from stealsearch.problems.uts import UTSProblem
+>>> stealsearch.solve(UTSProblem.preset("default"), backend="sequential").count
+1732
+
+The namespace, one per distribution (``pip install stealsearch`` puts nothing else at the
+top of site-packages):
+
+* ``stealsearch`` -- the public API below, re-exported from the engine;
+* ``stealsearch.engine`` -- the generic engine (the repository's ``engine/``);
+* ``stealsearch.problems.<name>`` -- the plug-in problems and polynomial algorithms
+  (``problems/``: ``clique``, ``liquid``, ``uts``, ``hrelation``, ``commclust``, ``twolevel``);
+* ``stealsearch.benchmarks`` and ``stealsearch.cluster_configs`` -- the benchmark scripts
+  and grids, the ready cluster descriptions (``benchmarks/``, ``cluster_configs/``);
+* ``stealsearch.cli``, ``.demo``, ``.sweep``, ``.reproduce`` -- the command line.
+
+Layers: ``stealsearch.engine`` imports no problem and no application module; the
+problems import the engine only; the application imports both (tests/test_layers.py).
+
+The API names are loaded on first use, so that ``import stealsearch`` (and
+``stealsearch --version``) does not load numba or Dask.
 """
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version as _version
 
 try:
     __version__ = _version("stealsearch")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
+
+#: public name -> the engine module that defines it
+_API = {
+    "solve": "solve", "resume": "solve",
+    "StealPolicy": "policy",
+    "Problem": "problem", "Mode": "problem", "check_problem": "problem",
+    "ContractError": "problem", "InvalidProblem": "problem", "SolutionError": "problem",
+    "PythonProblem": "reference",
+    "FastProblem": "fast", "RowLayout": "fast", "Bits": "fast", "NOT_A_SOLUTION": "fast",
+    "SearchResult": "result", "WorkerStats": "result",
+    "InputError": "errors", "SearchFailed": "errors",
+    "dask_client": "cluster",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stealsearch' has no attribute {name!r}")
+    value = getattr(import_module(f"stealsearch.engine.{module}"), name)
+    globals()[name] = value          # the next lookup is a plain attribute
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_API))

@@ -1,11 +1,11 @@
 """The ``stealsearch`` command: the sub-command table and the one error policy.
 
-Bad input anywhere (an :class:`engine.errors.InputError`, or an argparse error)
+Bad input anywhere (an :class:`stealsearch.engine.errors.InputError`, or an argparse error)
 prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
 a search that could not finish exits 1.  A first Ctrl-C or SIGTERM during a search
 stops it and prints the result so far (status interrupted, best, bound, nodes), then
 exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once
-(:mod:`engine.interrupts`).  ``stealsearch resume DIR`` re-runs the command stored in
+(:mod:`stealsearch.engine.interrupts`).  ``stealsearch resume DIR`` re-runs the command stored in
 a checkpoint from its cut.
 """
 from __future__ import annotations
@@ -15,26 +15,28 @@ import os
 import sys
 from typing import Sequence
 
-from engine.commandline import OneLineParser, add_cluster_arguments, one_line_warnings
-from engine.errors import InputError, SearchFailed
-
 from . import __version__
+
+# The engine is imported inside the functions below, not here: `stealsearch --version`
+# answers without it (the engine loads numba and Dask: ~1 s).
 
 #: Sub-command modules, in the order ``--help`` lists them; each has ``register(sub)``.
 SUBCOMMAND_MODULES = (
     "stealsearch.demo",
-    "problems.uts.cli",
-    "problems.clique.cli",
-    "problems.liquid.cli",
-    "problems.hrelation.cli",
-    "problems.commclust.cli",
-    "problems.twolevel.cli",
+    "stealsearch.problems.uts.cli",
+    "stealsearch.problems.clique.cli",
+    "stealsearch.problems.liquid.cli",
+    "stealsearch.problems.hrelation.cli",
+    "stealsearch.problems.commclust.cli",
+    "stealsearch.problems.twolevel.cli",
     "stealsearch.sweep",
     "stealsearch.reproduce",
 )
 
 
 def build_parser() -> OneLineParser:
+    from stealsearch.engine.commandline import OneLineParser
+
     parser = OneLineParser(
         prog="stealsearch",
         description="Parallel backtracking search on Dask (stealstack), and the "
@@ -80,6 +82,8 @@ def _register_resume(sub) -> None:
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
                    help="stop after about N more nodes")
     # the new place may need them as a new search does (e.g. --workers 16 on 2 cores)
+    from stealsearch.engine.commandline import add_cluster_arguments
+
     add_cluster_arguments(p)
     p.set_defaults(func=_run_resume)
 
@@ -98,13 +102,13 @@ def _strip(argv: list[str]) -> list[str]:
 
 
 def _run_resume(args) -> int:
-    from engine.checkpoint import CheckpointError, read_manifest
+    from stealsearch.engine.checkpoint import CheckpointError, read_manifest
 
     manifest = read_manifest(args.dir)
     argv = (manifest.get("info") or {}).get("argv")
     if not argv or argv[0] == "resume":
         raise CheckpointError(f"checkpoint {args.dir}: written through the Python API (no "
-                              "command stored); continue it with engine.resume()")
+                              "command stored); continue it with stealsearch.resume()")
     new = _strip(list(argv))
     for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
                  "connect_timeout", "wait_workers"):
@@ -122,9 +126,17 @@ def _run_resume(args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from engine import interrupts
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:
+        # answered before the parser is built: building it imports every sub-command
+        # (numba, Dask), ~1 s for one line
+        print(f"stealsearch {__version__}")
+        return 0
+    from stealsearch.engine import interrupts
+    from stealsearch.engine.commandline import one_line_warnings
+    from stealsearch.engine.errors import InputError, SearchFailed
+
     try:
         with one_line_warnings(argv):
             parser = build_parser()

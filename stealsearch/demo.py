@@ -9,16 +9,16 @@ from __future__ import annotations
 import importlib
 import time
 
-from engine.cluster import DEFAULT_WORKERS, dask_client
+from stealsearch.engine.cluster import DEFAULT_WORKERS, dask_client
 
 #: (package, function name) of the tour's later sections, in order.
 SECTIONS = (
-    ("problems.uts.demo", "tour"),
-    ("problems.clique.demo", "tour"),
-    ("problems.liquid.demo", "tour"),
-    ("problems.hrelation.demo", "tour"),
-    ("problems.commclust.demo", "tour"),
-    ("problems.twolevel.demo", "tour"),
+    ("stealsearch.problems.uts.demo", "tour"),
+    ("stealsearch.problems.clique.demo", "tour"),
+    ("stealsearch.problems.liquid.demo", "tour"),
+    ("stealsearch.problems.hrelation.demo", "tour"),
+    ("stealsearch.problems.commclust.demo", "tour"),
+    ("stealsearch.problems.twolevel.demo", "tour"),
 )
 
 
@@ -33,7 +33,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from engine.commandline import check_workers
+    from stealsearch.engine.commandline import check_workers
 
     check_workers(args)
     t0 = time.perf_counter()

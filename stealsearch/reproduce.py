@@ -6,7 +6,7 @@
     stealsearch reproduce 003 --sequential
 
 For each seed the reproducer runs its grid (``benchmarks/grids/reproduce/<pkg>[_quick].yaml``)
-through :func:`engine.sweep.run_sweep` (resumable: a second run skips the finished rows),
+through :func:`stealsearch.engine.sweep.run_sweep` (resumable: a second run skips the finished rows),
 reads the CSV table back and writes ``DIR/<seed>_<pkg>.md`` with PNG plots next to it.
 Every figure in a report is computed from the table; every claim of the paper gets one
 verdict line, decided by comparing the measured value with the paper's stated value or
@@ -26,6 +26,7 @@ written (whatever its verdicts), 1 when a sweep had failed items (the report say
 from __future__ import annotations
 
 import csv
+from importlib import resources
 import json
 import math
 import os
@@ -35,34 +36,35 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from engine.errors import InputError
-from engine.inputs import check_output_dir
+from stealsearch.engine.errors import InputError
+from stealsearch.engine.inputs import check_output_dir
 
 from .sweep import KINDS
 
 #: the sweep kinds of the reproducer: the runner's and the reproduction items
 REPRODUCE_KINDS = {
     **KINDS,
-    "clique_workers": "problems.clique.sweep_items:clique_workers",
-    "clique_example": "problems.clique.sweep_items:clique_example",
-    "liquid_model": "problems.liquid.sweep_items:liquid_model",
-    "liquid_class": "problems.liquid.sweep_items:liquid_class",
-    "hrelation_cycles": "problems.hrelation.sweep_items:hrelation_cycles",
-    "commclust_curve": "problems.commclust.sweep_items:commclust_curve",
-    "twolevel_table1": "problems.twolevel.sweep_items:twolevel_table1",
+    "clique_workers": "stealsearch.problems.clique.sweep_items:clique_workers",
+    "clique_example": "stealsearch.problems.clique.sweep_items:clique_example",
+    "liquid_model": "stealsearch.problems.liquid.sweep_items:liquid_model",
+    "liquid_class": "stealsearch.problems.liquid.sweep_items:liquid_class",
+    "hrelation_cycles": "stealsearch.problems.hrelation.sweep_items:hrelation_cycles",
+    "commclust_curve": "stealsearch.problems.commclust.sweep_items:commclust_curve",
+    "twolevel_table1": "stealsearch.problems.twolevel.sweep_items:twolevel_table1",
 }
 
 #: seed -> package, in the order ``all`` runs them
 SEEDS = {"003": "clique", "000": "liquid", "001": "hrelation", "002": "commclust",
          "004": "twolevel"}
-GRIDS = Path(__file__).resolve().parents[1] / "benchmarks" / "grids" / "reproduce"
+#: the seeds' grids, shipped in the package (stealsearch.benchmarks is the repository's benchmarks/)
+GRIDS = Path(str(resources.files("stealsearch.benchmarks"))) / "grids" / "reproduce"
 MATCHED, NOT = "matched", "not reproduced"
 
 
 # -- the sub-command ---------------------------------------------------------------------
 
 def register(subparsers) -> None:
-    from engine.commandline import add_backend_arguments
+    from stealsearch.engine.commandline import add_backend_arguments
 
     p = subparsers.add_parser(
         "reproduce", help="reproduce a seed paper's claims: one markdown + PNG report per seed",
@@ -99,8 +101,8 @@ def run(args) -> int:
         for seed in seeds:
             code = max(code, _report(seed, out, args.quick, None, args.json))
         return code
-    from engine.cluster import dask_client
-    from engine.commandline import cluster_options
+    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.commandline import cluster_options
 
     # --force, --connect-timeout, --wait-workers were accepted and then ignored
     with dask_client(workers=args.workers, scheduler=args.scheduler,
@@ -136,7 +138,7 @@ def grid_path(seed: str, quick: bool) -> Path:
 def reproduce(seed: str, out, *, quick: bool = False, client=None) -> dict:
     """Run ``seed``'s grid into ``out/tables/<mode>/`` and write its report; returns
     ``{"seed", "report", "plots", "table", "claims", "failures"}``."""
-    from engine.sweep import load_grid, run_sweep
+    from stealsearch.engine.sweep import load_grid, run_sweep
 
     if seed not in SEEDS:
         raise InputError(f"unknown seed {seed!r}")
@@ -165,7 +167,7 @@ def _n_workers(client) -> int | None:
 
 
 def _value(text: str):
-    from engine.sweep import parse_cell
+    from stealsearch.engine.sweep import parse_cell
 
     v = parse_cell(text)
     if isinstance(v, str) and v[:1] in "[{":
@@ -205,7 +207,7 @@ def fig(row: dict, name: str):
 # -- the report --------------------------------------------------------------------------
 
 def machine_line() -> str:
-    from engine.sweep import cpu_model
+    from stealsearch.engine.sweep import cpu_model
 
     try:
         load = f"{os.getloadavg()[0]:.2f}"
@@ -249,7 +251,7 @@ class Context:
         return path
 
     def write(self) -> Path:
-        from engine.sweep import git_commit
+        from stealsearch.engine.sweep import git_commit
 
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / f"{self.seed}_{self.pkg}.md"
@@ -900,9 +902,9 @@ def build_twolevel(ctx: Context) -> None:
               f"{_g(fig(r, 'lower_bound'), 1)}, {fig(r, 'clusters')} clusters, "
               f"{fig(r, 'processors')} processors, {fig(r, 'copies')} task copies",
               "exact", fig(r, "makespan") == fig(r, "lower_bound"), "the makespan exceeds the bound")
-    from problems.twolevel.algorithms import two_level_opt
-    from problems.twolevel.gantt import gantt_chart
-    from problems.twolevel.generators import table1_instance
+    from stealsearch.problems.twolevel.algorithms import two_level_opt
+    from stealsearch.problems.twolevel.gantt import gantt_chart
+    from stealsearch.problems.twolevel.generators import table1_instance
 
     # the chart re-runs the (deterministic) algorithm: the table holds numbers, not schedules
     gantt_chart(two_level_opt(table1_instance()), ctx.png("table1_gantt"),

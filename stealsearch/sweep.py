@@ -1,4 +1,4 @@
-"""``stealsearch sweep GRID.yaml``: run a parameter sweep (:mod:`engine.sweep`).
+"""``stealsearch sweep GRID.yaml``: run a parameter sweep (:mod:`stealsearch.engine.sweep`).
 
 ::
 
@@ -21,19 +21,19 @@ import contextlib
 import sys
 import tempfile
 
-from engine.commandline import (add_backend_arguments, cluster_options, non_negative_float,
+from stealsearch.engine.commandline import (add_backend_arguments, cluster_options, non_negative_float,
                                 print_json)
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 
 #: Item kinds of the sweeps: name -> "module:function" (see each function's docstring).
 KINDS = {
-    "uts": "problems.uts.sweep_items:uts",
-    "clique": "problems.clique.sweep_items:clique",
-    "liquid": "problems.liquid.sweep_items:liquid",
-    "liquid_t1": "problems.liquid.sweep_items:liquid_t1",
-    "hrelation": "problems.hrelation.sweep_items:hrelation",
-    "commclust": "problems.commclust.sweep_items:commclust",
-    "twolevel": "problems.twolevel.sweep_items:twolevel",
+    "uts": "stealsearch.problems.uts.sweep_items:uts",
+    "clique": "stealsearch.problems.clique.sweep_items:clique",
+    "liquid": "stealsearch.problems.liquid.sweep_items:liquid",
+    "liquid_t1": "stealsearch.problems.liquid.sweep_items:liquid_t1",
+    "hrelation": "stealsearch.problems.hrelation.sweep_items:hrelation",
+    "commclust": "stealsearch.problems.commclust.sweep_items:commclust",
+    "twolevel": "stealsearch.problems.twolevel.sweep_items:twolevel",
 }
 
 #: failures listed in the text summary (all are in the table)
@@ -62,7 +62,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from engine.sweep import load_grid, run_sweep
+    from stealsearch.engine.sweep import load_grid, run_sweep
 
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
@@ -85,7 +85,7 @@ def run(args) -> int:
             if args.sequential:
                 summary = run_sweep(grid, out, client=None, **limits)
             else:
-                from engine.cluster import dask_client
+                from stealsearch.engine.cluster import dask_client
 
                 with dask_client(workers=args.workers, scheduler=args.scheduler,
                                  config=args.cluster_config, **cluster_options(args)) as client:

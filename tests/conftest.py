@@ -9,7 +9,7 @@ from procutil import _alive, end_processes
 @pytest.fixture(scope="session")
 def cluster4():
     """A LocalCluster of 4 worker processes (searches use 1-4 of them)."""
-    from engine.cluster import dask_client
+    from stealsearch.engine.cluster import dask_client
 
     with dask_client(workers=4) as client:
         pids = list(client.run(os.getpid).values())

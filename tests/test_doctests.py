@@ -5,14 +5,14 @@ import pkgutil
 
 import pytest
 
-import engine
-import problems
 import stealsearch
+import stealsearch.engine
+import stealsearch.problems
 
 
 def _modules():
     names = []
-    for pkg in (engine, problems, stealsearch):
+    for pkg in (stealsearch.engine, stealsearch.problems, stealsearch):
         names.append(pkg.__name__)
         for info in pkgutil.walk_packages(pkg.__path__, prefix=pkg.__name__ + "."):
             if not info.name.endswith("__main__"):

@@ -1,6 +1,9 @@
-"""The layers of the tree: ``engine`` knows no problem and no application; ``problems``
-know the engine but not the application.  Checked on the source, so that a lazy
-import inside a function cannot hide a dependency."""
+"""The layers of the tree: ``stealsearch.engine`` knows no problem and no application;
+``stealsearch.problems`` know the engine but not the application.  And one namespace:
+nothing imports the repository's folders by their bare names (``engine``, ``problems``,
+``benchmarks``), which work from the repository root by accident and not at all once
+installed.  Checked on the source, so that a lazy import inside a function cannot hide a
+dependency."""
 import ast
 import gc
 from pathlib import Path
@@ -8,7 +11,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FORBIDDEN = {"engine": ("problems", "stealsearch"), "problems": ("stealsearch",)}
+#: folder -> the only ``stealsearch.*`` sub-packages its modules may import
+ALLOWED = {"engine": ("stealsearch.engine",),
+           "problems": ("stealsearch.engine", "stealsearch.problems")}
+BARE = ("engine", "problems", "benchmarks", "cluster_configs")
 
 
 def _imports(path: Path):
@@ -31,10 +37,24 @@ def _imports(path: Path):
             yield node.lineno, node.module
 
 
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def _within(name: str, packages) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_layer_imports_nothing_above_it(layer):
     bad = [f"{path.relative_to(ROOT)}:{line} imports {name}"
            for path in sorted((ROOT / layer).rglob("*.py"))
            for line, name in _imports(path)
-           if name.split(".")[0] in FORBIDDEN[layer]]
+           if name.split(".")[0] == "stealsearch" and not _within(name, ALLOWED[layer])]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("folder", ["engine", "problems", "benchmarks", "stealsearch",
+                                    "tests", "examples"])
+def test_nothing_imports_the_bare_folder_names(folder):
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+           for path in sorted((ROOT / folder).rglob("*.py"))
+           for line, name in _imports(path)
+           if name.split(".")[0] in BARE]
     assert not bad, "\n".join(bad)

@@ -55,7 +55,7 @@ items:
 
 
 def test_every_kind_sequentially_against_independent_values(tmp_path, capsys):
-    from problems.clique.generators import gnp
+    from stealsearch.problems.clique.generators import gnp
 
     grid = write(tmp_path, ALL_KINDS)
     out = tmp_path / "out"

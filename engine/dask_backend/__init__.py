@@ -1,7 +1,7 @@
 """The Dask backend: the stealstack protocol over the workers of a distributed cluster.
 
 Shape of a run (seed 003, ch. 3 and §4.1-4.2), as a sequence of epochs
-(:mod:`engine.epochs` has the argument for exactness across failures):
+(:mod:`stealsearch.engine.epochs` has the argument for exactness across failures):
 
 1. The client expands the root frontier until every worker can get a row: the first
    cut.  It pickles the problem once and loads it on each worker by one comm call
@@ -20,7 +20,7 @@ Shape of a run (seed 003, ch. 3 and §4.1-4.2), as a sequence of epochs
 4. A task ends its epoch by itself after ``checkpoint_every`` seconds, at a limit,
    on a stop, or when the credit says the tree is exhausted, and returns its rows
    and counters (:class:`.wire.EpochOutcome`).  The client (:mod:`.driver`) commits
-   them as the next cut (optionally written to disk, :mod:`engine.checkpoint`), or,
+   them as the next cut (optionally written to disk, :mod:`stealsearch.engine.checkpoint`), or,
    if a worker was lost or stalled, discards the epoch and deals the last cut again.
    A worker that leaves gracefully hands its outcome over to a peer as it closes: the
    epoch ends early as a cut and is committed without it (no rollback).

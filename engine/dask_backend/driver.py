@@ -10,13 +10,13 @@ the first epoch has replied, so it never includes kernel-cache loading;
 not a future: a future tied to a dying worker (``client.scatter(broadcast=True)``, or
 a warm-up task) was seen cancelled epoch after epoch after a SIGKILL; a comm call
 either answers or fails within its timeout.  A worker that dies while loading is a
-lost worker of the first epoch (:mod:`engine.epochs`: the epoch rolls back); a load
+lost worker of the first epoch (:mod:`stealsearch.engine.epochs`: the epoch rolls back); a load
 that fails on a live worker aborts the first epoch the same way.  From the second
 epoch on, only loaded workers are dealt to: workers that join later (or were
 restarted) are loaded in the background (on the client's event loop) and dealt to at
 the first epoch after they are warm.
 
-Each epoch (:mod:`engine.epochs`): deal the last cut over the loaded workers present
+Each epoch (:mod:`stealsearch.engine.epochs`): deal the last cut over the loaded workers present
 now, send each worker its share by one comm call (``stealsearch_share``, with a
 timeout, for the same reason as the load: no future tied to a worker), submit one
 long-running task per worker (pinned to it; its arguments are the spec, which names
@@ -201,7 +201,7 @@ def first_cut(problem: Problem, n: int) -> Cut:
 
 
 class _Estimator:
-    """engine.estimate.ProgressEstimator for the driver: fed each committed cut (not a
+    """stealsearch.engine.estimate.ProgressEstimator for the driver: fed each committed cut (not a
     rolled-back epoch's rows), probing when asked for a fraction (its own CPU budget);
     an estimator error only ends the estimate, never the search."""
 
@@ -579,10 +579,10 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     setup_seconds = 0.0
     label = f"{problem.name} on {len(peers[:cap] if cap else peers)} workers"
     bar = Progress(progress, desc=label)
-    # fraction done / ETA on the live line and the page (engine.estimate): Knuth probes
+    # fraction done / ETA on the live line and the page (stealsearch.engine.estimate): Knuth probes
     # below the open rows of each committed cut, in this client, within a few % of a core
     estimator = _Estimator(problem) if progress else None
-    # the /stealsearch page of the dashboard (engine.monitor): snapshots at most every 0.5 s
+    # the /stealsearch page of the dashboard (stealsearch.engine.monitor): snapshots at most every 0.5 s
     watch = SearchWatch(client, search_id, label=label)
     stop_reason = None
     search_seconds = 0.0

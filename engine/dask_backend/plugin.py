@@ -38,7 +38,7 @@ discarded epoch:
   fails its epoch, which rolls back.
 * A share delivered to a worker that dies dies with it: the client still holds the
   cut it was dealt from, so the epoch rolls back and the rows are dealt again
-  (:mod:`engine.epochs`).  A share whose delivery failed aborts the epoch the same way.
+  (:mod:`stealsearch.engine.epochs`).  A share whose delivery failed aborts the epoch the same way.
 * A stop ``cut`` (a peer left gracefully and the epoch is committed) keeps the
   share: the task waits for it and returns its rows as its outcome.
 

@@ -2,7 +2,7 @@
 
 Every message names its search and its epoch (``search_id``, ``epoch``); a worker
 serves only the epoch it is running, so a message of an aborted epoch finds nobody
-and is answered ``GONE`` (see :mod:`engine.epochs`).
+and is answered ``GONE`` (see :mod:`stealsearch.engine.epochs`).
 
 Neither the problem nor the rows travel in a task's arguments (the scheduler's
 graph): the problem is pickled once per search in the client and loaded once per

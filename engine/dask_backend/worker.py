@@ -32,9 +32,9 @@ Exactness, lane by lane (no node lost or duplicated):
   chunk and leave its loop (a lane does nothing after that), then
   ``SharedPortion.close()`` and each lane's ``take_all()``: the outcome's rows are the
   portion's plus every lane's, bottom-to-top per part; counters are reduced over the
-  lanes by the problem's rule (:func:`engine.problem.reduce_counters`).  A lane that
+  lanes by the problem's rule (:func:`stealsearch.engine.problem.reduce_counters`).  A lane that
   does not stop in time fails the epoch (rolled back), it is never half-read;
-* termination credit: :mod:`engine.stealstack` ("Lanes") -- the credit goes back
+* termination credit: :mod:`stealsearch.engine.stealstack` ("Lanes") -- the credit goes back
   only when no lane holds a row and the portion is empty, checked under its lock; a
   process steals from peers only when out of work and one lane at a time, so a
   thief never holds two credits (``receive_credit`` asserts it);
@@ -67,7 +67,7 @@ The default of one lane per worker is a measurement (benchmarks/results/threads.
 2 cores): on a LocalCluster, 1 process x 2 lanes and 2 processes x 1 lane tie within the
 noise (T1L 1.78x vs 1.84x, clique G(1000, .5) 1.91x vs 1.83x), and one lane per process
 keeps each shared portion single-owner and a lost process costs one lane's work; 2
-lanes in one process without Dask (:mod:`engine.lanes`) reached 1.93x and 1.99x.
+lanes in one process without Dask (:mod:`stealsearch.engine.lanes`) reached 1.93x and 1.99x.
 """
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ LANE_JOIN_GRACE = 5.0
 
 class Lane:
     """One search thread of a worker: its own stack, budget tuner and figures.
-    ``active`` is maintained under the shared portion's lock (see engine.stealstack)."""
+    ``active`` is maintained under the shared portion's lock (see stealsearch.engine.stealstack)."""
 
     def __init__(self, index: int, problem, policy):
         self.index = index

@@ -20,14 +20,14 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    from problems.clique.generators import gnp
-    from problems.clique.io import write_dimacs
-    from problems.commclust.generators import example_table
-    from problems.commclust.io import write_table_csv
-    from problems.hrelation.generators import random_instance as hrel_instance
-    from problems.hrelation.model import write_messages
-    from problems.twolevel.generators import random_instance as dag_instance
-    from problems.twolevel.io import write_csv, write_json
+    from stealsearch.problems.clique.generators import gnp
+    from stealsearch.problems.clique.io import write_dimacs
+    from stealsearch.problems.commclust.generators import example_table
+    from stealsearch.problems.commclust.io import write_table_csv
+    from stealsearch.problems.hrelation.generators import random_instance as hrel_instance
+    from stealsearch.problems.hrelation.model import write_messages
+    from stealsearch.problems.twolevel.generators import random_instance as dag_instance
+    from stealsearch.problems.twolevel.io import write_csv, write_json
 
     write_dimacs(gnp(90, 0.5, seed=1), HERE / "g.clq", comment="G(90, 0.5), seed 1")
 

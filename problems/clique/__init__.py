@@ -1,7 +1,7 @@
 """Maximum clique on the stealstack engine (seed 003: Thimm, Kreher, Merkey 2005).
 
->>> from engine.solve import solve
->>> from problems.clique import CliqueProblem, gnp
+>>> from stealsearch.engine.solve import solve
+>>> from stealsearch.problems.clique import CliqueProblem, gnp
 >>> r = solve(CliqueProblem(gnp(60, 0.5, seed=1)), backend="sequential")
 >>> r.status, r.objective, r.verified
 ('optimal', 8, True)
@@ -26,7 +26,7 @@ def max_clique(graph, bound: str = "colour", backend: str = "sequential", **kwar
     >>> max_clique(nx.complete_graph(["x", "y", "z"]))
     ['x', 'y', 'z']
     """
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     if not isinstance(graph, Graph):
         graph = Graph.from_networkx(graph)

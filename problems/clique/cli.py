@@ -16,7 +16,7 @@ The JSON object (``--json``) is the engine result in the one schema
 nodes, ..., ``solution`` as the graph's labels) with ``graph``, ``n``, ``m``,
 ``clique_size`` and, for design/factorize, the decoded structure beside it.
 
-Every reported clique is checked by :func:`problems.clique.verify.check_clique`, which
+Every reported clique is checked by :func:`stealsearch.problems.clique.verify.check_clique`, which
 reads only the graph: a clique of the reported size always, and maximal too when the
 status is ``optimal``.  An interrupted search reports its incumbent as found (it need
 not be maximal) with the proven bound.
@@ -24,9 +24,9 @@ not be maximal) with the proven bound.
 from __future__ import annotations
 
 
-from engine.commandline import (add_backend_arguments, print_json, result_json, seed_int,
+from stealsearch.engine.commandline import (add_backend_arguments, print_json, result_json, seed_int,
                                 solve_from_args)
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 from .model import CliqueInputError
 from .problem import BOUNDS, HEURISTICS, MODES, ORDERS, CliqueProblem

@@ -122,7 +122,7 @@ def k_factors(graph: Graph, k: int,
     >>> k_factors(named_graph("K16"), 1)
     Traceback (most recent call last):
     ...
-    problems.clique.model.CliqueInputError: K16 has more than 20000 1-factors: the factor graph would be too large for a clique search (at most 20000 vertices)
+    stealsearch.problems.clique.model.CliqueInputError: K16 has more than 20000 1-factors: the factor graph would be too large for a clique search (at most 20000 vertices)
     """
     n, k = graph.n, int(k)
     if k < 1:

@@ -24,7 +24,7 @@ from typing import Any, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 
 
 class CliqueInputError(InputError):
@@ -40,7 +40,7 @@ class Graph:
     """An undirected simple graph on vertices ``0..n-1`` as bitset rows.
 
     Build one with :meth:`from_edges`, :meth:`from_networkx`, or the readers in
-    :mod:`problems.clique.io`.  ``rows`` is ``uint64[n, words]``; ``labels`` maps a
+    :mod:`stealsearch.problems.clique.io`.  ``rows`` is ``uint64[n, words]``; ``labels`` maps a
     vertex to the caller's label (``None`` means "the vertex number itself").
     """
 

@@ -1,6 +1,6 @@
 """Maximum clique as a plug-in problem of the engine (seed 003, chapters 2-4).
 
-:class:`CliqueProblem` packs a :class:`~problems.clique.model.Graph`, a mode and a
+:class:`CliqueProblem` packs a :class:`~stealsearch.problems.clique.model.Graph`, a mode and a
 bound into what the engine needs: the root row (the empty clique with C_0 = V), the
 kernel, the decode (bitset -> the graph's labels) and an independent verifier.
 
@@ -26,7 +26,7 @@ reasoning that drops whole colour classes, IncMaxCLQ / MoMC), ``"incmaxsat"`` (M
 reasoning: virtual literals instead of dropped classes, Re-NUMBER, two-literal lookahead;
 Li, Jiang and Manyà 2017); or the seed's
 ``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
-§2.1).  See :mod:`problems.clique.kernels`; benchmarks/RESULTS.md measures them.
+§2.1).  See :mod:`stealsearch.problems.clique.kernels`; benchmarks/RESULTS.md measures them.
 
 Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
 removal), ``"degree"`` (decreasing degree) or ``"colour-sort"`` (greedy colour classes
@@ -36,8 +36,8 @@ grows a clique from every vertex in turn (dynamic degree, capped work) before th
 search; the clique, checked by the independent verifier, is the first incumbent and
 the answer when the search finds nothing larger, so the result stays exact; ``"none"`` starts from the empty clique (the seed's ``OptSize <- 0``).
 
->>> from engine.solve import solve
->>> from problems.clique.generators import seed_figure_1_1
+>>> from stealsearch.engine.solve import solve
+>>> from stealsearch.problems.clique.generators import seed_figure_1_1
 >>> r = solve(CliqueProblem(seed_figure_1_1()), backend="sequential")
 >>> r.objective, sorted(r.solution)
 (4, [1, 2, 4, 5])
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.problem import Mode, Problem
+from stealsearch.engine.problem import Mode, Problem
 
 from . import kernels
 from .model import CliqueInputError, Graph, bitset_to_indices, words_for

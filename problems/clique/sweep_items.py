@@ -1,8 +1,8 @@
-"""The ``clique`` item of parameter sweeps (:mod:`engine.sweep`): one maximum clique.
+"""The ``clique`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): one maximum clique.
 
 The instance is a G(n, p) graph (``generator: gnp`` with ``n``, ``p``, ``seed``), a named
 graph (``generator: named`` with ``name``) or a file (``file``: DIMACS ``.clq`` or an edge
-list).  The clique found is checked by :func:`~problems.clique.verify.check_clique`
+list).  The clique found is checked by :func:`~stealsearch.problems.clique.verify.check_clique`
 (which shares no code with the kernels); a failed check raises.
 
 >>> r = clique(n=60, p=0.5, seed=1)
@@ -11,7 +11,7 @@ list).  The clique found is checked by :func:`~problems.clique.verify.check_cliq
 """
 from __future__ import annotations
 
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 from .model import CliqueInputError
 
@@ -21,7 +21,7 @@ GENERATORS = ("gnp", "named")
 def clique(*, generator: str = "gnp", n: int | None = None, p: float | None = None,
            seed: int = 1, name: str | None = None, file: str | None = None,
            bound: str = "colour", solve_kwargs: dict | None = None) -> dict:
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     from .generators import gnp, named_graph
     from .io import read_graph
@@ -54,7 +54,7 @@ def clique(*, generator: str = "gnp", n: int | None = None, p: float | None = No
 
 def _warmup() -> None:
     """Load the kernels of every bound in this process on a 12-vertex graph."""
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     from .generators import gnp
     from .problem import BOUNDS, CliqueProblem
@@ -70,7 +70,7 @@ def clique_workers(*, n: int, p: float, seed: int = 1, bound: str = "colour",
                    solve_kwargs: dict | None = None) -> dict:
     """One maximum clique of G(n, p) with the per-worker figures of seed 003's Tables
     4.4-4.5: nodes per worker (a list), their population standard deviation, steals."""
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     from .generators import gnp
     from .problem import CliqueProblem
@@ -123,7 +123,7 @@ def clique_example(*, example: str, solve_kwargs: dict | None = None) -> dict:
     >>> clique_example(example="fano")["found"]
     True
     """
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     from .generators import (decode_design, decode_factorization, design_blocks_needed,
                              design_graph, factor_graph, factors_needed, named_graph,

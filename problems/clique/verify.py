@@ -5,20 +5,20 @@ plain set operations: the vertices are distinct vertices of the graph, pairwise
 adjacent (a clique, seed 003 §1.1), maximal ("no vertex adjacent to every vertex of
 the clique that is not already in it", §1.1) when asked, and of the claimed size.
 
->>> from problems.clique.model import Graph
+>>> from stealsearch.problems.clique.model import Graph
 >>> g = Graph.from_edges(3, [(0, 1), (1, 2)])
 >>> check_clique(g, [0, 1], size=2, maximal=True)
 True
 >>> check_clique(g, [0, 2])
 Traceback (most recent call last):
 ...
-engine.problem.SolutionError: vertices 0 and 2 are not adjacent
+stealsearch.engine.problem.SolutionError: vertices 0 and 2 are not adjacent
 """
 from __future__ import annotations
 
 from typing import Hashable, Sequence
 
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 
 def neighbour_set(graph, v: int) -> set[int]:

@@ -6,7 +6,7 @@ Paper: start from ``N`` singleton clusters; at every step merge the two clusters
     f(A, B) = sum_{a in A} sum_{b in B} T_ab / (x * y)                       (eq. 1)
 
 where ``T_ab`` is the amount *exchanged* between ``a`` and ``b`` (``T[a, b] + T[b, a]``, see
-:func:`problems.commclust.model.exchanged_table`).  That is average linkage on the similarity
+:func:`stealsearch.problems.commclust.model.exchanged_table`).  That is average linkage on the similarity
 ``E = T + T^T``.  Ties (Table 1 has six pairs at 2533) are broken as the paper says: the
 processes are sorted in a random order, and among the pairs with the highest ``f`` the one
 containing the first node of that order is merged.
@@ -28,7 +28,7 @@ for integer tables (message counts below 2**53) they are exact, and ``f = W / (x
 correctly rounded division, so equal ``f`` values are detected exactly and the tie rule is
 applied exactly.  For real-valued tables ties are judged on the computed doubles.
 
-The independent check of all this is :func:`problems.commclust.verify.greedy_reference`, the
+The independent check of all this is :func:`stealsearch.problems.commclust.verify.greedy_reference`, the
 paper's procedure written out literally (O(N^4)).
 """
 from __future__ import annotations
@@ -171,7 +171,7 @@ def cluster_table(table, seed: int | None = None, order=None, validated: bool = 
 
     ``seed`` picks the random tie-break order (``order`` gives it explicitly).
 
-    >>> from problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.generators import paper_table1
     >>> d = cluster_table(paper_table1(), order=[0, 2, 4, 6, 1, 5, 3, 7])
     >>> d.partition(1), d.partition(6)
     ([[0, 2], [4], [6], [1], [5], [3], [7]], [[0, 2, 1, 3], [4, 6, 5, 7]])

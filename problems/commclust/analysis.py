@@ -1,6 +1,6 @@
 """One full characterisation run (seed 002, sections 3-4): cluster, score every partition,
 pick the best, optionally map it to machine groups; and the tie-break sweep, a grid for the
-one sweep runner (:mod:`engine.sweep`) with its report (:func:`summarize_sweep`: how stable
+one sweep runner (:mod:`stealsearch.engine.sweep`) with its report (:func:`summarize_sweep`: how stable
 the best partition is over the tie-break seeds).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .quality import quality_curve
 
 def _num(x: float):
     """JSON-friendly number: NaN -> None; an infinity stays a float (printed as JSON
-    ``null`` by :func:`engine.commandline.print_json`, never as a string)."""
+    ``null`` by :func:`stealsearch.engine.commandline.print_json`, never as a string)."""
     x = float(x)
     if math.isnan(x):
         return None
@@ -33,7 +33,7 @@ def characterize(table, seed: int | None = 0, order=None, groups=None,
     ``inf`` = no inter-cluster traffic, JSON ``null``) and, when ``N <= partition_members_limit``, its
     ``clusters``; ``merges`` (``[a, b, f]`` with scipy's cluster ids) always describe them all.
 
-    >>> from problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.generators import paper_table1
     >>> r = characterize(paper_table1(), seed=3)
     >>> r["best"]["n_clusters"], sorted(map(sorted, r["best"]["clusters"]))
     (2, [[0, 1, 2, 3], [4, 5, 6, 7]])
@@ -79,8 +79,8 @@ def public(result: dict) -> dict:
     return {k: v for k, v in result.items() if not k.startswith("_")}
 
 
-#: The item kind of this package's sweeps (engine.sweep resolves it where an item runs).
-KINDS = {"commclust": "problems.commclust.sweep_items:commclust"}
+#: The item kind of this package's sweeps (stealsearch.engine.sweep resolves it where an item runs).
+KINDS = {"commclust": "stealsearch.problems.commclust.sweep_items:commclust"}
 
 #: the name of the ``commclust sweep`` table: OUT/commclust_sweep.csv
 GRID_NAME = "commclust_sweep"
@@ -88,9 +88,9 @@ GRID_NAME = "commclust_sweep"
 
 def sweep_grid(tie_seeds, *, files=(), examples=(), example_seed: int = 0, fmt: str | None = None,
                name: str = GRID_NAME) -> dict:
-    """The grid (table x tie-break seed) for :mod:`engine.sweep`: every item clusters one
+    """The grid (table x tie-break seed) for :mod:`stealsearch.engine.sweep`: every item clusters one
     table with one tie-break seed and checks the best partition's G_c against the literal
-    double sums (:func:`problems.commclust.sweep_items.commclust` with ``curve``).
+    double sums (:func:`stealsearch.problems.commclust.sweep_items.commclust` with ``curve``).
     ``files``: table files (paths as the user wrote them); ``examples``: example names,
     drawn with ``example_seed``."""
     seeds = [int(s) for s in tie_seeds]
@@ -175,7 +175,7 @@ def run_sweep(client, tables: dict, seeds) -> list[dict]:
     import tempfile
     from pathlib import Path
 
-    from engine.sweep import run_grid
+    from stealsearch.engine.sweep import run_grid
 
     with tempfile.TemporaryDirectory(prefix="commclust-sweep-") as tmp:
         paths = {}

@@ -17,7 +17,7 @@ Formats (chosen by ``fmt`` or by the file extension: ``.npy``, ``.csv``, ``.trac
 
   Counts of repeated pairs are summed; ids are integers ``>= 0``; counts are finite, ``>= 0``.
 
-Every problem raises :class:`~problems.commclust.model.CommTableError` naming the file and the
+Every problem raises :class:`~stealsearch.problems.commclust.model.CommTableError` naming the file and the
 line (and column) at fault.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from engine.inputs import read_input_bytes, read_input_text, shown
+from stealsearch.engine.inputs import read_input_bytes, read_input_text, shown
 
 from .model import CommTableError, validate_table
 

@@ -94,7 +94,7 @@ def default_placement(n: int, groups) -> np.ndarray:
 def map_clusters_to_groups(table, clusters, groups) -> dict:
     """Map clusters (lists of processes) to machine groups; traffic before and after.
 
-    >>> from problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.generators import paper_table1
     >>> r = map_clusters_to_groups(paper_table1(), [[0, 1, 2, 3], [4, 5, 6, 7]], [4, 4])
     >>> r["placement"], r["after"]["inter_group"], r["before"]["inter_group"]
     ([0, 0, 0, 0, 1, 1, 1, 1], 1681.0, 1681.0)

@@ -14,8 +14,8 @@ Choices made here (the paper leaves them open):
   (eqs. 2-6) work on ``T`` itself.
 * A valid table is a 2-D, square, finite, non-negative numeric array with ``N >= 2`` and some
   traffic between distinct processes (otherwise nothing can be clustered and ``D_G``'s
-  normalisation, see :mod:`problems.commclust.quality`, is 0/0).
-* Every problem raises :class:`CommTableError` (an :class:`engine.errors.InputError`) with a
+  normalisation, see :mod:`stealsearch.problems.commclust.quality`, is 0/0).
+* Every problem raises :class:`CommTableError` (an :class:`stealsearch.engine.errors.InputError`) with a
   one-line message naming the source and the offending row/column.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 
 
 class CommTableError(InputError):
@@ -40,7 +40,7 @@ def validate_table(table, source: str = "<table>") -> np.ndarray:
     >>> validate_table([[0, -1], [1, 0]])
     Traceback (most recent call last):
     ...
-    problems.commclust.model.CommTableError: <table>: negative value -1 at row 0, col 1
+    stealsearch.problems.commclust.model.CommTableError: <table>: negative value -1 at row 0, col 1
     """
     try:
         arr = np.asarray(table)

@@ -88,7 +88,7 @@ def block_sums(table: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:
 def cluster_similarity(table, cluster) -> float:
     """Eq. 2: ``F_A``, all messages between members of ``cluster``.
 
-    >>> from problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.generators import paper_table1
     >>> cluster_similarity(paper_table1(), [0, 1])
     3365.0
     """
@@ -100,7 +100,7 @@ def cluster_similarity(table, cluster) -> float:
 def cluster_dissimilarity(table, cluster) -> float:
     """Eq. 5: ``D_A``, messages sent from members of ``cluster`` to every other process.
 
-    >>> from problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.generators import paper_table1
     >>> cluster_dissimilarity(paper_table1(), [0, 1])
     2536.0
     """
@@ -130,7 +130,7 @@ def _scores(intra, sum_sq, total, off_total, n):
 def partition_quality(table, partition, validated: bool = False) -> dict:
     """F_A, D_A per cluster and F_G, D_G, G_c of one partition (clusters or labels).
 
-    >>> from problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.generators import paper_table1
     >>> q = partition_quality(paper_table1(), [[0, 1, 2, 3], [4, 5, 6, 7]])
     >>> round(q["F_G"], 4), round(q["D_G"], 4), round(q["G_c"], 3)
     (1.8576, 0.1341, 13.856)
@@ -175,8 +175,8 @@ class QualityCurve:
 def quality_curve(table, dendrogram: Dendrogram, validated: bool = False) -> QualityCurve:
     """Eqs. 2-6 for all ``N`` partitions of ``dendrogram`` in O(N) (after O(N^2) for sums).
 
-    >>> from problems.commclust.generators import paper_table1
-    >>> from problems.commclust.algorithms import cluster_table
+    >>> from stealsearch.problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.algorithms import cluster_table
     >>> t = paper_table1(); c = quality_curve(t, cluster_table(t, seed=0))
     >>> int(c.n_clusters[c.best_index()])
     2

@@ -32,8 +32,8 @@ def dendrogram_text(dendrogram: Dendrogram, curve: QualityCurve | None = None,
                     partitions=None) -> str:
     """The dendrogram as lines ``Partition k: (..) (..)`` (all ``N`` partitions by default).
 
-    >>> from problems.commclust.generators import paper_table1
-    >>> from problems.commclust.algorithms import cluster_table
+    >>> from stealsearch.problems.commclust.generators import paper_table1
+    >>> from stealsearch.problems.commclust.algorithms import cluster_table
     >>> d = cluster_table(paper_table1(), order=[0, 2, 4, 6, 1, 5, 3, 7])
     >>> print(dendrogram_text(d, partitions=[1, 6]))
     Partition 1: (0,2) (4) (6) (1) (5) (3) (7)

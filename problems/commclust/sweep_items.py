@@ -1,6 +1,6 @@
-"""The ``commclust`` item of parameter sweeps (:mod:`engine.sweep`): the best partition
+"""The ``commclust`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): the best partition
 of one example table for one tie-break seed, its grouping coefficient G_c re-computed by
-the literal double sums of :func:`~problems.commclust.verify.quality_reference`.
+the literal double sums of :func:`~stealsearch.problems.commclust.verify.quality_reference`.
 
 >>> r = commclust(table="cg8", seed=3)
 >>> r["n_clusters"], r["best_partition"], r["verified"]
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 
 def _same(a: float, b: float) -> bool:

@@ -1,6 +1,6 @@
 """Independent verifier for seed 002's clustering and quality functions.
 
-Nothing here imports :mod:`~problems.commclust.algorithms` or :mod:`~problems.commclust.quality`:
+Nothing here imports :mod:`~stealsearch.problems.commclust.algorithms` or :mod:`~stealsearch.problems.commclust.quality`:
 the paper's procedure and equations are written out literally, with exact rational
 arithmetic (:class:`fractions.Fraction`) so that "equal f" means equal.
 

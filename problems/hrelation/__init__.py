@@ -2,7 +2,7 @@
 
 Plain functions over plain data::
 
-    from problems.hrelation import forwarding, verify_schedule, random_instance
+    from stealsearch.problems.hrelation import forwarding, verify_schedule, random_instance
     m = random_instance(16, 100, seed=1)
     s = forwarding(m)                  # Schedule: rounds of transfers, time in 1/5 packets
     assert verify_schedule(s, m).ok    # independent simulation of the simplex model

@@ -15,7 +15,7 @@
                   PEs (phase 1), the intermediates deliver (phase 2); each phase is scheduled
                   with the 1-factorization rounds, a round as long as its busiest pair.
 
-Every function returns a :class:`~problems.hrelation.schedule.Schedule` (time in ticks of
+Every function returns a :class:`~stealsearch.problems.hrelation.schedule.Schedule` (time in ticks of
 1/5 packet).
 
 Note on the odd-P bound: the paper's count charges ceil(h/2)/ceil(P/4) for flushing M
@@ -83,7 +83,7 @@ def direct(m) -> Schedule:
 def forwarding(m) -> Schedule:
     """§3: the 2-relations of §2 sent with forwarding, packets in 5 pieces.
 
-    >>> from problems.hrelation.generators import figure1_instance
+    >>> from stealsearch.problems.hrelation.generators import figure1_instance
     >>> forwarding(figure1_instance()).length        # two 3-cycles, Figure 1: 12/5
     2.4
     """

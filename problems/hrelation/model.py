@@ -9,7 +9,7 @@ on the communication time (one packet per unit of time and PE).
 
 Communication model (§1, "synchronized simplex"): time is cut into rounds; in a round every
 PE talks to at most one other PE.  Packets may be cut into equal pieces (fifths for the
-forwarding scheme of §3), so the schedules of :mod:`problems.hrelation.schedule` measure time
+forwarding scheme of §3), so the schedules of :mod:`stealsearch.problems.hrelation.schedule` measure time
 in *ticks* of 1/5 packet.
 
 Files: a message matrix is read from CSV (rows of integers; ``#`` starts a comment line),
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 
 #: Largest packet count accepted per message (keeps every tick count inside int64).
 MAX_PACKETS = 10**12
@@ -117,7 +117,7 @@ def validate_messages(matrix, where: str = "matrix") -> np.ndarray:
 
 def read_messages(path: str | Path) -> HRelation:
     """Read a message matrix from ``.csv``, ``.npy`` or ``.json`` (by suffix)."""
-    from engine.inputs import read_input_bytes, read_input_text
+    from stealsearch.engine.inputs import read_input_bytes, read_input_text
 
     p = Path(path)
     name = p.name[:-3] if p.name.lower().endswith(".gz") else p.name

@@ -1,6 +1,6 @@
-"""The ``hrelation`` item of parameter sweeps (:mod:`engine.sweep`): one schedule of a
+"""The ``hrelation`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): one schedule of a
 random h-relation by one algorithm, checked by the independent simulator
-(:func:`~problems.hrelation.verify.verify_schedule`) and against the paper's bound.
+(:func:`~stealsearch.problems.hrelation.verify.verify_schedule`) and against the paper's bound.
 
 >>> r = hrelation(P=8, h=20, seed=1, algorithm="forwarding")
 >>> r["verified"], r["length"] <= r["bound"]
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 from .model import HRelationInputError
 

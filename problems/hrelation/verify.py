@@ -41,7 +41,7 @@ class Verification:
 def verify_schedule(schedule: Schedule, messages, max_errors: int = 5) -> Verification:
     """Check ``schedule`` against the message matrix ``messages``.
 
-    >>> from problems.hrelation.schedule import ScheduleBuilder, UNIT
+    >>> from stealsearch.problems.hrelation.schedule import ScheduleBuilder, UNIT
     >>> b = ScheduleBuilder(P=2); r = b.new_round(UNIT); b.add(r, 0, 1, 0, 1, UNIT)
     >>> verify_schedule(b.build(), [[0, 1], [0, 0]]).ok
     True

@@ -7,7 +7,7 @@ Sub-commands (a sub-parser each)::
     stealsearch liquid traffic FILE         # a traffic file (JSON/YAML, see topology.load_traffic)
     stealsearch liquid teams FILE|example [--full]   # count teams / full teams
     stealsearch liquid t1-study [--out DIR] [--workers N | --sequential | --scheduler ADDR]
-                                            # one sweep item per class (engine.sweep);
+                                            # one sweep item per class (stealsearch.engine.sweep);
                                             # --out DIR keeps the table: a re-run resumes
 
 The search commands take the engine's backend flags (``--sequential``, ``--workers``,
@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from engine.commandline import (add_backend_arguments, check_workers, client_from_args,
+from stealsearch.engine.commandline import (add_backend_arguments, check_workers, client_from_args,
                                 cluster_options,
                                 policy_from_args, print_json, result_json, show_progress)
 
@@ -80,8 +80,8 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def _backend(args):
     """solve() keyword arguments for the flags; one cluster for every search of the command
-    (none: with no place flag each search ramps up by itself, engine.rampup)."""
-    from engine.commandline import backend_from_args
+    (none: with no place flag each search ramps up by itself, stealsearch.engine.rampup)."""
+    from stealsearch.engine.commandline import backend_from_args
 
     check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
@@ -91,7 +91,7 @@ def _backend(args):
         yield dict(kwargs, backend=backend,
                    **({"grace": args.grace} if backend == "auto" else {}))
         return
-    from engine.cluster import dask_client
+    from stealsearch.engine.cluster import dask_client
 
     with dask_client(workers=args.workers, scheduler=args.scheduler,
                      config=args.cluster_config, **cluster_options(args)) as client:
@@ -170,7 +170,7 @@ def run_traffic(args) -> int:
 
 
 def run_teams(args) -> int:
-    from engine.commandline import solve_from_args
+    from stealsearch.engine.commandline import solve_from_args
 
     from .problem import TeamCountProblem
     from .topology import fig1_traffic, load_traffic
@@ -204,7 +204,7 @@ def run_teams(args) -> int:
 def run_study_cmd(args) -> int:
     from .study import NODE_LIMIT, run_study
 
-    from engine.inputs import check_output_dir
+    from stealsearch.engine.inputs import check_output_dir
 
     limit = args.node_limit if args.node_limit is not None else NODE_LIMIT
     if limit < 1:

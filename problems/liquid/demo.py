@@ -2,7 +2,7 @@
 the T1 study (seed 000).  Everything printed is computed and verified now."""
 from __future__ import annotations
 
-from engine.solve import solve
+from stealsearch.engine.solve import solve
 
 from .roundrobin import round_robin_schedule
 from .problem import LiquidScheduleProblem, schedule_traffic

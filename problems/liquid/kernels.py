@@ -4,7 +4,7 @@ Sets of transfers and of links are bitsets of ``int64`` words (only bit patterns
 matter; no uint64/int64 mixing, which numba would promote to float).  popcount and
 count-trailing-zeros are the CPU's instructions through LLVM intrinsics.
 
-Kernel data (read only, built by :func:`problems.liquid.problem.bitset_tables`):
+Kernel data (read only, built by :func:`stealsearch.problems.liquid.problem.bitset_tables`):
 
 ``conf[t]``    transfers congesting with t (sharing a link), t itself excluded;
 ``users[l]``   transfers using link l;
@@ -60,8 +60,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.bitset import ctz, popcount
-from engine.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS, N_ENGINE_COUNTERS
+from stealsearch.engine.bitset import ctz, popcount
+from stealsearch.engine.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS, N_ENGINE_COUNTERS
 
 # params layout
 P_N = 0        # transfers

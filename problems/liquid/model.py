@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Iterable, Sequence
 
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 
 
 class LiquidInputError(InputError):
@@ -99,7 +99,7 @@ class Traffic:
         >>> Traffic.from_link_sets([["l1"], []])  # doctest: +IGNORE_EXCEPTION_DETAIL
         Traceback (most recent call last):
         ...
-        problems.liquid.model.LiquidInputError: traffic: transfer 1 is empty (a transfer needs at least one link)
+        stealsearch.problems.liquid.model.LiquidInputError: traffic: transfer 1 is empty (a transfer needs at least one link)
         """
         declared = None if links is None else [str(l) for l in links]
         if declared is not None:
@@ -247,5 +247,5 @@ class Traffic:
 
 def schedule_length_is_liquid(traffic: Traffic, schedule: Sequence[Sequence[int]]) -> bool:
     """A schedule is liquid iff its length equals Λ(X) (§3.1); validity is checked by
-    :func:`problems.liquid.verify.verify_schedule`."""
+    :func:`stealsearch.problems.liquid.verify.verify_schedule`."""
     return len(schedule) == traffic.duration()

@@ -10,11 +10,11 @@
   congestion graph (Annex), Λ as the lower bound, used when no liquid schedule exists.
 * :func:`schedule_traffic`: decide first, colour if no liquid schedule, and report.
 
-See :mod:`problems.liquid.kernels` for the row layouts and for what the kernels add to
+See :mod:`stealsearch.problems.liquid.kernels` for the row layouts and for what the kernels add to
 the paper's tree while keeping it exact (an anchor transfer per step, no dead "without"
 branch for a bottleneck's last candidate, value ordering by link loads).
 
->>> from problems.liquid.topology import fig1_traffic
+>>> from stealsearch.problems.liquid.topology import fig1_traffic
 >>> r = schedule_traffic(fig1_traffic(), backend="sequential")
 >>> r["status"], r["length"], r["liquid"]
 ('liquid', 6, True)
@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from engine.errors import InputError
-from engine.problem import Mode, Problem, SolutionError
+from stealsearch.engine.errors import InputError
+from stealsearch.engine.problem import Mode, Problem, SolutionError
 
 from . import kernels as K
 from .model import Traffic
@@ -106,10 +106,10 @@ class LiquidScheduleProblem(_TrafficProblem):
     """Decide mode: a liquid schedule of ``traffic`` exists (target 1) or not.
 
     ``anchor`` (default on) starts every step from one anchor transfer (symmetry
-    breaking, see :mod:`problems.liquid.kernels`); off gives the paper's plain tree.
+    breaking, see :mod:`stealsearch.problems.liquid.kernels`); off gives the paper's plain tree.
 
-    >>> from engine.solve import solve
-    >>> from problems.liquid.topology import fig1_traffic
+    >>> from stealsearch.engine.solve import solve
+    >>> from stealsearch.problems.liquid.topology import fig1_traffic
     >>> solve(LiquidScheduleProblem(fig1_traffic()), backend="sequential").status
     'found'
     """
@@ -149,8 +149,8 @@ class TeamCountProblem(_TrafficProblem):
     """Enumerate mode: count the teams (``full=False``) or full teams (``full=True``)
     of ``traffic`` (the first level of the search tree, §3.2).
 
-    >>> from engine.solve import solve
-    >>> from problems.liquid.topology import fig1_traffic
+    >>> from stealsearch.engine.solve import solve
+    >>> from stealsearch.problems.liquid.topology import fig1_traffic
     >>> solve(TeamCountProblem(fig1_traffic(), full=True), backend="sequential").count > 0
     True
     """
@@ -184,7 +184,7 @@ def greedy_colouring(traffic: Traffic) -> list[list[int]]:
     """DSATUR colouring of the congestion graph: a schedule (upper bound) and a vertex
     order for the exact search.
 
-    >>> from problems.liquid.topology import no_team_traffic
+    >>> from stealsearch.problems.liquid.topology import no_team_traffic
     >>> greedy_colouring(no_team_traffic())
     [[0], [1], [2]]
     """
@@ -216,8 +216,8 @@ class ColouringProblem(Problem):
     initial incumbent (so the result is always a schedule, proven optimal when the
     search completes).
 
-    >>> from engine.solve import solve
-    >>> from problems.liquid.topology import no_team_traffic
+    >>> from stealsearch.engine.solve import solve
+    >>> from stealsearch.problems.liquid.topology import no_team_traffic
     >>> r = solve(ColouringProblem(no_team_traffic()), backend="sequential")
     >>> r.status, r.objective
     ('optimal', 3)
@@ -285,11 +285,11 @@ class ColouringProblem(Problem):
 def count_teams(traffic: Traffic, full: bool = False, **solve_kwargs) -> int:
     """Number of teams (or full teams) of ``traffic``, counted on the engine.
 
-    >>> from problems.liquid.topology import no_team_traffic
+    >>> from stealsearch.problems.liquid.topology import no_team_traffic
     >>> count_teams(no_team_traffic(), backend="sequential")
     0
     """
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     if traffic.size == 0:
         return 0
@@ -305,9 +305,9 @@ def schedule_traffic(traffic: Traffic, *, colour_if_not_liquid: bool = True, anc
     liquid`` (no liquid schedule; the colouring search proved the length optimal),
     ``not liquid`` (no liquid schedule; colouring interrupted: best schedule found and
     proven bound), or ``unknown`` (the liquid search itself was interrupted).
-    ``solve_kwargs`` go to :func:`engine.solve.solve` (backend, client, node_limit...).
+    ``solve_kwargs`` go to :func:`stealsearch.engine.solve.solve` (backend, client, node_limit...).
     """
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     from .roundrobin import round_robin_summary
 

@@ -13,7 +13,7 @@ A traffic needs sender/receiver indices (``traffic.meta["pairs"]``, set by every
 topology traffic, by Fig. 1 and by labelled explicit traffics) for round robin to be
 defined; otherwise :func:`round_robin_schedule` returns None.
 
->>> from problems.liquid.topology import fig1_traffic
+>>> from stealsearch.problems.liquid.topology import fig1_traffic
 >>> len(round_robin_schedule(fig1_traffic()))
 7
 """

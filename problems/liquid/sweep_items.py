@@ -1,9 +1,9 @@
-"""The ``liquid`` item of parameter sweeps (:mod:`engine.sweep`): one liquid schedule.
+"""The ``liquid`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): one liquid schedule.
 
 The traffic is the all-to-all exchange of an ``allocation`` of the Swiss-T1 (8 numbers
 0..4, as a list or a string ``"4 4 0 0 0 0 0 0"``) or ``traffic: example`` (the
 25-transfer traffic of Fig. 1).  The schedule found is checked by the independent
-verifier of :mod:`problems.liquid.verify`, which raises when it is not a schedule.
+verifier of :mod:`stealsearch.problems.liquid.verify`, which raises when it is not a schedule.
 
 >>> r = liquid(traffic="example")
 >>> r["transfers"], r["duration"], r["liquid"], r["verified"]
@@ -100,7 +100,7 @@ def _classes() -> list:
 
 
 def liquid_class(*, index: int, node_limit: int = 2_000_000) -> dict:
-    """One of the 363 Swiss-T1 sub-topologies (:mod:`problems.liquid.study`; index 0 is
+    """One of the 363 Swiss-T1 sub-topologies (:mod:`stealsearch.problems.liquid.study`; index 0 is
     the empty allocation, 1..362 are searched), on the axis of Figs. 6 and 9: its
     representative's liquid throughput, round robin, and the liquid-schedule search."""
     from .study import evaluate_allocation
@@ -128,7 +128,7 @@ def liquid_t1(*, allocation: str | list, node_limit: int = 2_000_000,
     """One allocation of the Swiss-T1 study (``stealsearch liquid t1-study``): its
     all-to-all traffic's liquid figures, round robin, and the liquid-schedule search on
     the sequential engine (``node_limit`` caps it: status ``unknown``), the schedule
-    checked by the verifier (:func:`problems.liquid.study.evaluate_allocation`).
+    checked by the verifier (:func:`stealsearch.problems.liquid.study.evaluate_allocation`).
 
     >>> r = liquid_t1(allocation="1 1 0 0 0 0 0 0")
     >>> r["status"], r["length"], r["verified"]

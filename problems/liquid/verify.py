@@ -6,7 +6,7 @@ counted here from the raw link sets, with plain Python sets.
 A schedule of a traffic X is a collection of simultaneous sub-traffics partitioning X;
 it is liquid iff its length equals Λ(X).
 
->>> from problems.liquid.model import Traffic
+>>> from stealsearch.problems.liquid.model import Traffic
 >>> x = Traffic.from_link_sets([["a", "b"], ["b", "c"], ["a", "c"]])
 >>> verify_schedule(x, [[0], [1], [2]])
 {'length': 3, 'duration': 2, 'liquid': False}
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 
 def verify_schedule(traffic, schedule: Sequence[Sequence[int]], *, require_liquid: bool = False) -> dict:
     """Check that ``schedule`` (steps of transfer ids) partitions the traffic into
     simultaneous steps; return its length, the traffic's duration and liquidity.
 
-    Raises :class:`engine.problem.SolutionError` saying what is wrong."""
+    Raises :class:`stealsearch.engine.problem.SolutionError` saying what is wrong."""
     link_sets = [set(t.links) for t in traffic.transfers]
     n = len(link_sets)
     seen: dict[int, int] = {}

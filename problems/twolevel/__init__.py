@@ -7,7 +7,7 @@ independent checker and lower bound), :mod:`.generators`, :mod:`.gantt`, :mod:`.
 and :mod:`.cli` (``stealsearch twolevel``).
 
 The names below are imported lazily, so that ``stealsearch`` (which imports
-``problems.twolevel.cli`` for every command) does not load numba unless needed.
+``stealsearch.problems.twolevel.cli`` for every command) does not load numba unless needed.
 """
 from importlib import import_module
 

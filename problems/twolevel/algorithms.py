@@ -60,7 +60,7 @@ def earliest_start_dates(inst: TwoLevelInstance) -> np.ndarray:
 
     Example (Table 1 of the paper, reconstructed DAG)::
 
-        >>> from problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
         >>> earliest_start_dates(table1_instance()).astype(int).tolist()
         [0, 2, 4, 6, 4, 7, 9, 11, 0, 9, 11, 13, 11, 14, 16, 18]
     """
@@ -107,7 +107,7 @@ def critical_sequences(inst: TwoLevelInstance, b: np.ndarray) -> CriticalForest:
 
     Example::
 
-        >>> from problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
         >>> inst = table1_instance(); b = earliest_start_dates(inst)
         >>> f = critical_sequences(inst, b)
         >>> [[inst.names[t] for t in f.sequence(s)] for s in range(f.n_sequences)]
@@ -149,7 +149,7 @@ def sequence_components(inst: TwoLevelInstance, b: np.ndarray,
 
     Components are numbered in order of their first sequence.  Example::
 
-        >>> from problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
         >>> inst = table1_instance(); b = earliest_start_dates(inst)
         >>> sequence_components(inst, b, critical_sequences(inst, b)).tolist()
         [0, 0, 0, 1, 1, 1]
@@ -290,7 +290,7 @@ def build_schedule(inst: TwoLevelInstance, b: np.ndarray, forest: CriticalForest
     ``one_cluster=True`` builds the paper's trivial solution (every sequence in a
     single cluster).  Example::
 
-        >>> from problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
         >>> inst = table1_instance(); b = earliest_start_dates(inst)
         >>> f = critical_sequences(inst, b)
         >>> s = build_schedule(inst, b, f, sequence_components(inst, b, f))
@@ -345,7 +345,7 @@ def two_level_opt(inst: TwoLevelInstance, one_cluster: bool = False) -> TwoLevel
 
     Example::
 
-        >>> from problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
         >>> s = two_level_opt(table1_instance())
         >>> s.makespan == s.lower_bound, s.n_clusters, s.processors_per_cluster().tolist()
         (True, 2, [3, 3])

@@ -25,7 +25,7 @@ import json
 import math
 from pathlib import Path
 
-from engine.inputs import read_input_text, shown
+from stealsearch.engine.inputs import read_input_text, shown
 
 from .model import TwoLevelInputError, TwoLevelInstance
 
@@ -240,13 +240,13 @@ def read_instance(path, arcs=None) -> TwoLevelInstance:
 
 def schedule_from_dict(inst: TwoLevelInstance, data, source: str = "<schedule>"):
     """A schedule in the format of :meth:`TwoLevelSchedule.to_dict`, as the plain arrays
-    :func:`problems.twolevel.verify.verify_schedule` reads (a ``SimpleNamespace``).
+    :func:`stealsearch.problems.twolevel.verify.verify_schedule` reads (a ``SimpleNamespace``).
 
     Only the structure is checked here (known tasks, integer ids, numbers); feasibility
     is the verifier's job.  Example::
 
-        >>> from problems.twolevel.generators import table1_instance
-        >>> from problems.twolevel.algorithms import two_level_opt
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.algorithms import two_level_opt
         >>> inst = table1_instance()
         >>> s = schedule_from_dict(inst, two_level_opt(inst).to_dict())
         >>> len(s.copy_task), len(s.msg_task)

@@ -2,7 +2,7 @@
 
 Plain loops over CSR arrays, compiled once (``cache=True``) and GIL-free, so that
 n = 10^5 tasks run in well under a second.  The Python driver is
-:mod:`problems.twolevel.algorithms`; the verifier (:mod:`problems.twolevel.verify`)
+:mod:`stealsearch.problems.twolevel.algorithms`; the verifier (:mod:`stealsearch.problems.twolevel.verify`)
 uses none of this.
 """
 from __future__ import annotations

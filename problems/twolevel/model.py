@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 
 
 class TwoLevelInputError(InputError):
@@ -291,7 +291,7 @@ def check_small_delays(inst: TwoLevelInstance) -> None:
         >>> check_small_delays(bad)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        problems.twolevel.model.SmallDelayError: <instance>: condition (2) violated at task 'c': predecessor 'a' has p = 1 < c(1) = 2 of arc ('b', 'c') ...
+        stealsearch.problems.twolevel.model.SmallDelayError: <instance>: condition (2) violated at task 'c': predecessor 'a' has p = 1 < c(1) = 2 of arc ('b', 'c') ...
     """
     n, src, dst = inst.n, inst.src, inst.dst
     if inst.m == 0:

@@ -1,12 +1,12 @@
 """Sweeps of 2LVDSOPT over random instances: a grid for the one sweep runner
-(:mod:`engine.sweep`) and the report over its table.
+(:mod:`stealsearch.engine.sweep`) and the report over its table.
 
 Seed paper 004, section 2.1 ends with the *trivial solution*: put every critical
 sequence in one cluster (the algorithm of its reference [6]).  It has the same
 makespan; what 2LVDSOPT buys is fewer processors per cluster.  Each sweep item builds
 one random instance, runs 2LVDSOPT and the trivial solution, verifies both with the
 independent verifier and returns plain figures
-(:func:`problems.twolevel.sweep_items.twolevel`); :func:`aggregate` tabulates them per
+(:func:`stealsearch.problems.twolevel.sweep_items.twolevel`); :func:`aggregate` tabulates them per
 (DAG kind, size).
 """
 from __future__ import annotations
@@ -14,17 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 
-#: The item kind of this package's sweeps (engine.sweep resolves it where an item runs).
-KINDS = {"twolevel": "problems.twolevel.sweep_items:twolevel"}
+#: The item kind of this package's sweeps (stealsearch.engine.sweep resolves it where an item runs).
+KINDS = {"twolevel": "stealsearch.problems.twolevel.sweep_items:twolevel"}
 
 #: the name of the ``twolevel sweep`` table: OUT/twolevel_sweep.csv
 GRID_NAME = "twolevel_sweep"
 
 
 def sweep_grid(kinds, sizes, seeds, c2_extras=(10,), name: str = GRID_NAME) -> dict:
-    """The grid kind x n x c2_extra x seed for :mod:`engine.sweep`: every item builds one
+    """The grid kind x n x c2_extra x seed for :mod:`stealsearch.engine.sweep`: every item builds one
     random DAG, schedules it with 2LVDSOPT and with the trivial solution, and verifies
-    both (:func:`problems.twolevel.sweep_items.twolevel` with ``trivial``)."""
+    both (:func:`stealsearch.problems.twolevel.sweep_items.twolevel` with ``trivial``)."""
     return {"name": name, "items": [{
         "kind": "twolevel",
         "instance": {"kind": [str(k) for k in kinds], "n": [int(n) for n in sizes],
@@ -33,7 +33,7 @@ def sweep_grid(kinds, sizes, seeds, c2_extras=(10,), name: str = GRID_NAME) -> d
 
 
 def records(outcomes) -> list[dict]:
-    """The finished items of a sweep (:class:`engine.sweep.ItemOutcome`) as the rows
+    """The finished items of a sweep (:class:`stealsearch.engine.sweep.ItemOutcome`) as the rows
     :func:`aggregate` reads (an item that finished is verified and at the lower bound:
     the item raises otherwise)."""
     out = []
@@ -56,7 +56,7 @@ def records(outcomes) -> list[dict]:
 def run_sweep(client, kinds, sizes, seeds, c2_extras=(10,), out=None) -> list[dict]:
     """The grid through the sweep runner (small items as Dask tasks on ``client``, here
     when ``None``); the rows of :func:`records`.  A failing item raises."""
-    from engine.sweep import run_grid
+    from stealsearch.engine.sweep import run_grid
 
     run = run_grid(sweep_grid(kinds, sizes, seeds, c2_extras), KINDS, client=client, out=out)
     if run.failed:

@@ -3,7 +3,7 @@
 Seed paper 004, section 2.1 (feasibility: at least one copy per task, one copy at a
 time per processor, the Generalized Precedence Constraints, no message contention;
 makespan, equation (1)).  Written from the paper's definitions only: it shares no code
-with :mod:`problems.twolevel.algorithms` or its kernels, and takes a schedule as plain
+with :mod:`stealsearch.problems.twolevel.algorithms` or its kernels, and takes a schedule as plain
 arrays (so a schedule read from a file can be checked as well).
 
 What is checked, for a schedule of an instance (V, E, p, c):
@@ -111,8 +111,8 @@ def verify_schedule(instance, schedule) -> VerificationReport:
 
     Example::
 
-        >>> from problems.twolevel.generators import table1_instance
-        >>> from problems.twolevel.algorithms import two_level_opt
+        >>> from stealsearch.problems.twolevel.generators import table1_instance
+        >>> from stealsearch.problems.twolevel.algorithms import two_level_opt
         >>> inst = table1_instance(); rep = verify_schedule(inst, two_level_opt(inst))
         >>> rep.feasible, rep.makespan, rep.lower_bound
         (True, 20.0, 20.0)

@@ -1,8 +1,8 @@
 """UTS in ``stealsearch demo``: the engine's exact oracle, sequential against the stealstack."""
 from __future__ import annotations
 
-from engine.solve import solve
-from engine.timing import speedup_text, warm_up
+from stealsearch.engine.solve import solve
+from stealsearch.engine.timing import speedup_text, warm_up
 
 from .problem import PRESETS, UTSProblem
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.problem import BUDGET, EMPTY, GROW, N_ENGINE_COUNTERS, NODES, SOLUTIONS
+from stealsearch.engine.problem import BUDGET, EMPTY, GROW, N_ENGINE_COUNTERS, NODES, SOLUTIONS
 
 M32 = 0xFFFFFFFF
 
@@ -200,7 +200,7 @@ def scratch(p_vec) -> tuple:
 
     Made once per stack rather than once per kernel call: before, every chunk
     allocated both (640 KB for T3's 2001-row table) and recomputed the table's first
-    64 rows; see the module docstring of :mod:`problems.uts.problem`."""
+    64 rows; see the module docstring of :mod:`stealsearch.problems.uts.problem`."""
     itab = np.zeros((max_kids(p_vec) + 1, 80), dtype=np.uint32)
     _child_index_schedule(itab, 0, len(itab))
     return itab, np.zeros(80, dtype=np.uint32)

@@ -19,7 +19,7 @@ with 111,345,631 nodes.  Such a tree is accepted, with a warning unless it is on
 published trees, since an infinite one would only end by a node or time limit.
 
 The kernel's scratch (the child-index table and the per-parent schedule,
-:func:`problems.uts.kernels.scratch`) comes with :meth:`UTSProblem.kernel_data`, new for
+:func:`stealsearch.problems.uts.kernels.scratch`) comes with :meth:`UTSProblem.kernel_data`, new for
 every stack, so a kernel call allocates nothing.
 """
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from engine.errors import InputError, InputWarning
-from engine.problem import Mode, Problem
+from stealsearch.engine.errors import InputError, InputWarning
+from stealsearch.engine.problem import Mode, Problem
 
 from . import kernels as K
 from .kernels import BALANCED, BIN, GEO, HYBRID
@@ -192,7 +192,7 @@ PRESETS = {
 class UTSProblem(Problem):
     """Count the nodes of a UTS tree (enumerate mode).
 
-    >>> from engine import solve
+    >>> from stealsearch.engine import solve
     >>> r = solve(UTSProblem.preset("default"), backend="sequential")
     >>> r.count, r.counters["depth"], r.counters["leaves"]
     (1732, 6, 1050)
@@ -233,7 +233,7 @@ class UTSProblem(Problem):
 
     def kernel_data(self) -> tuple:
         """``(p_vec, itab, pw)``: the parameters, then the kernel's scratch, new on every
-        call.  Every stack calls this once (``engine.stack.LocalStack``), so each stack,
+        call.  Every stack calls this once (``stealsearch.engine.stack.LocalStack``), so each stack,
         and each search thread with it, has its own ``pw`` (the one array the kernel
         writes); the kernel itself allocates nothing."""
         return (self._vector, *K.scratch(self._vector))

@@ -1,4 +1,4 @@
-"""The ``uts`` item of parameter sweeps (:mod:`engine.sweep`): count one UTS tree.
+"""The ``uts`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): count one UTS tree.
 
 A published tree (``tree``) is checked against its published size, depth and leaves;
 a mismatch raises, so the sweep records the item as failed.
@@ -9,7 +9,7 @@ a mismatch raises, so the sweep records the item as failed.
 """
 from __future__ import annotations
 
-from engine.problem import SolutionError
+from stealsearch.engine.problem import SolutionError
 
 from .problem import PRESETS, UTSParameterError, UTSParams, UTSProblem
 
@@ -17,7 +17,7 @@ from .problem import PRESETS, UTSParameterError, UTSParams, UTSProblem
 def uts(*, tree: str | None = None, options: str | None = None,
         solve_kwargs: dict | None = None) -> dict:
     """Count the tree named ``tree`` (a preset) or given by UTS ``options``."""
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     if (tree is None) == (options is None):
         raise UTSParameterError("a uts item needs 'tree' (a published tree) or 'options', "
@@ -44,7 +44,7 @@ def uts(*, tree: str | None = None, options: str | None = None,
 
 def _warmup() -> None:
     """Load the kernel (numba's on-disk cache) in this process: the smallest tree."""
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     solve(UTSProblem.preset("default"), backend="sequential")
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-import problems.uts.problem as uts_problem
+import stealsearch.problems.uts.problem as uts_problem
 from stealsearch.cli import main
 
 

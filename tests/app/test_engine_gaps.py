@@ -4,7 +4,7 @@ and solve()'s limits of the wrong type are an InputError, not a TypeError from a
 comparison deep inside."""
 import pytest
 
-from engine.errors import InputError
+from stealsearch.engine.errors import InputError
 from stealsearch.cli import main
 
 
@@ -21,8 +21,8 @@ def test_bad_values_in_a_local_cluster_config_are_one_line(tmp_path, capsys, tex
 @pytest.mark.parametrize("kw", [{"node_limit": "3"}, {"time_limit": "1"},
                                 {"checkpoint_every": "5"}, {"node_limit": 2.5}])
 def test_solve_limits_of_the_wrong_type_raise_input_error(kw):
-    from engine import solve
-    from problems.uts import UTSProblem
+    from stealsearch.engine import solve
+    from stealsearch.problems.uts import UTSProblem
 
     with pytest.raises(InputError):
         solve(UTSProblem.preset("default"), backend="sequential", **kw)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.commandline import policy_from_args
-from problems.clique import check_clique, read_dimacs
+from stealsearch.engine.commandline import policy_from_args
+from stealsearch.problems.clique import check_clique, read_dimacs
 from stealsearch.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,10 +166,10 @@ def test_broken_pipe_is_a_quiet_exit(tmp_path):
 # -- timings printed by the CLI are warm -------------------------------------------------
 
 @pytest.mark.parametrize("module, argv", [
-    ("problems.hrelation.sweep", ["hrel", str(ROOT / "examples" / "data" / "messages.csv"),
+    ("stealsearch.problems.hrelation.sweep", ["hrel", str(ROOT / "examples" / "data" / "messages.csv"),
                                   "--algorithm", "all"]),
-    ("problems.twolevel.cli", ["twolevel", str(ROOT / "examples" / "data" / "dag.json")]),
-    ("problems.commclust.cli", ["commclust", str(ROOT / "examples" / "data" / "table.csv")]),
+    ("stealsearch.problems.twolevel.cli", ["twolevel", str(ROOT / "examples" / "data" / "dag.json")]),
+    ("stealsearch.problems.commclust.cli", ["commclust", str(ROOT / "examples" / "data" / "table.csv")]),
 ])
 def test_cli_clocks_start_after_the_kernels_are_warm(monkeypatch, capsys, module, argv):
     """A first call loads a numba kernel (0.02-0.4 s, up to 1000x the run it would be
@@ -328,8 +328,8 @@ def test_factorize_of_a_long_cycle_needs_no_deep_python_stack():
     """k_factors recurses once per vertex (a RecursionError at ~1000 vertices before)."""
     import numpy as np
 
-    from problems.clique.generators import k_factors
-    from problems.clique.model import Graph
+    from stealsearch.problems.clique.generators import k_factors
+    from stealsearch.problems.clique.model import Graph
 
     n = 3000
     cycle = Graph.from_edges(n, np.array([(i, (i + 1) % n) for i in range(n)]), name="C3000")
@@ -408,7 +408,7 @@ def test_every_cluster_command_takes_the_same_backend_flags():
 
 def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, tmp_path):
     """reproduce accepted --force, --connect-timeout and --wait-workers and dropped them."""
-    import engine.cluster
+    import stealsearch.engine.cluster
 
     seen = {}
 
@@ -419,7 +419,7 @@ def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, t
         seen.update(kw)
         raise Stop
 
-    monkeypatch.setattr(engine.cluster, "dask_client", fake_client)
+    monkeypatch.setattr(stealsearch.engine.cluster, "dask_client", fake_client)
     with pytest.raises(Stop):
         main(["reproduce", "002", "--quick", "--workers", "3", "--force", "--connect-timeout",
               "7", "--wait-workers", "9", "--out", str(tmp_path)])
@@ -427,11 +427,11 @@ def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, t
     assert seen["connect_timeout"] == 7 and seen["wait_workers"] == 9
 
 
-@pytest.mark.parametrize("module", ["problems.uts.demo", "problems.clique.demo"])
+@pytest.mark.parametrize("module", ["stealsearch.problems.uts.demo", "stealsearch.problems.clique.demo"])
 def test_demo_clocks_start_after_warm_up(monkeypatch, capsys, module):
     """The first `make demo` printed a 4.27x speed-up on 2 workers: the sequential kernel
     was loaded inside its clock.  The tours warm every kernel before the first timed
-    search (and engine.timing.speedup_text flags a ratio above the worker count)."""
+    search (and stealsearch.engine.timing.speedup_text flags a ratio above the worker count)."""
     import importlib
 
     mod = importlib.import_module(module)

@@ -157,9 +157,9 @@ PY_BLOCKS = readme_python_blocks()
 
 #: What the first lines a block prints must start with (the values its comments promise).
 PY_FIRST_LINES = {
-    "from problems.clique import CliqueProblem": ["11 [", "1735"],
-    "from problems.liquid import swiss_t1": ["liquid 48 1834.67 129"],
-    "from problems.uts import UTSProblem": ["4130071 {'leaves': 3305118, 'depth': 10}"],
+    "from stealsearch.problems.clique import CliqueProblem": ["11 [", "1735"],
+    "from stealsearch.problems.liquid import swiss_t1": ["liquid 48 1834.67 129"],
+    "from stealsearch.problems.uts import UTSProblem": ["4130071 {'leaves': 3305118, 'depth': 10}"],
     "class Queens(PythonProblem)": ["92"],
 }
 

@@ -1,4 +1,4 @@
-"""The four package sweep commands are front ends of the one sweep runner (engine.sweep):
+"""The four package sweep commands are front ends of the one sweep runner (stealsearch.engine.sweep):
 with ``--out DIR`` a re-run resumes (items already done are not computed again, counted
 through the item function itself), a failing item is recorded with its error while the
 others finish, and an interrupted run keeps its finished rows.
@@ -17,20 +17,20 @@ from stealsearch.cli import main
 FRONT_ENDS = {
     "hrel": (["hrel", "sweep", "--P", "6,7", "--h", "8", "--skews", "0", "--seeds", "1",
               "--algorithms", "direct,forwarding"],
-             "problems.hrelation.sweep_items", "hrelation",
+             "stealsearch.problems.hrelation.sweep_items", "hrelation",
              lambda kw: kw["P"] == 7 and kw["algorithm"] == "direct", 4,
              lambda d: d["failed"]),
     "twolevel": (["twolevel", "sweep", "--kinds", "sp,layered", "--sizes", "20", "--seeds", "2"],
-                 "problems.twolevel.sweep_items", "twolevel",
+                 "stealsearch.problems.twolevel.sweep_items", "twolevel",
                  lambda kw: kw["kind"] == "sp" and kw["seed"] == 1, 4,
                  lambda d: d["failed"]),
     "commclust": (["commclust", "sweep", "--example", "cg8", "--example", "is16",
                    "--tie-seeds", "2"],
-                  "problems.commclust.sweep_items", "commclust",
+                  "stealsearch.problems.commclust.sweep_items", "commclust",
                   lambda kw: kw.get("table") == "is16" and kw["tie_seed"] == 1, 4,
                   lambda d: d["failed"]),
     "liquid": (["liquid", "t1-study", "--limit", "3"],
-               "problems.liquid.sweep_items", "liquid_t1",
+               "stealsearch.problems.liquid.sweep_items", "liquid_t1",
                lambda kw: kw["allocation"] == "0 0 0 0 0 0 0 2", 3,
                lambda d: d["summary"]["failed"]),
 }

@@ -1,7 +1,7 @@
 """bench_latency must skip, with its reason, where it cannot build namespaces."""
 import os
 
-from benchmarks import bench_latency
+from stealsearch.benchmarks import bench_latency
 
 
 def test_skips_when_not_root(monkeypatch, capsys):
@@ -40,7 +40,7 @@ def test_delay_proxy_forwards_every_byte_in_order():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proxy = subprocess.Popen([sys.executable, "-m", "benchmarks.delay_proxy", "--delay", "0.001",
+    proxy = subprocess.Popen([sys.executable, "-m", "stealsearch.benchmarks.delay_proxy", "--delay", "0.001",
                               f"127.0.0.1:{port}=127.0.0.1:{srv.getsockname()[1]}"],
                              stdout=subprocess.PIPE, text=True)
     try:

@@ -6,14 +6,15 @@ sections with the table of the last runs.  The real benchmarks take minutes each
 ``make bench-quick`` runs them, not this suite."""
 import importlib
 import inspect
+import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from benchmarks import run_all
-from engine.sweep import GridError, load_grid
+from stealsearch.benchmarks import run_all
+from stealsearch.engine.sweep import GridError, load_grid
 
 
 @pytest.mark.parametrize("grid", ["bench.yaml", "bench_full.yaml"])
@@ -24,7 +25,7 @@ def test_benchmark_grids_name_real_modules(grid, quick):
     names = [it.params["name"] for it in items]
     assert len(names) == len(set(names)) and names
     for it in items:
-        module = it.params.get("module") or f"benchmarks.bench_{it.params['name']}"
+        module = it.params.get("module") or f"stealsearch.benchmarks.bench_{it.params['name']}"
         mod = importlib.import_module(module)       # it imports, and runs as a script
         assert callable(mod.main) and '__name__ == "__main__"' in inspect.getsource(mod), module
     if quick:
@@ -72,20 +73,26 @@ PROBES = {
 }
 
 
-def test_items_run_in_a_scratch_copy_and_failures_are_rows(tmp_path, capsys):
+def test_items_run_in_a_scratch_copy_and_failures_are_rows(tmp_path, capsys, monkeypatch):
     work = run_all.scratch_copy(tmp_path / "work")
+    # the probes are modules of their own (named by `module:`), importable by the
+    # benchmark processes through PYTHONPATH; they write relative to the scratch copy
+    probes = tmp_path / "probes"
+    probes.mkdir()
     for module, text in PROBES.items():
-        (work / "benchmarks" / f"{module}.py").write_text(textwrap.dedent(text))
+        (probes / f"{module}.py").write_text(textwrap.dedent(text))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(probes), *filter(None, [os.environ.get("PYTHONPATH")])]))
     grid = tmp_path / "probes.yaml"
     grid.write_text(textwrap.dedent("""\
         name: probes
         items:
-          - {kind: bench, instance: {name: probe_ok}, settings: {args: "--full-size", quick: "7"}}
-          - {kind: bench, instance: {name: probe_crash}, settings: {quick: ""}}
-          - {kind: bench, instance: {name: probe_silent}, settings: {quick: skip}}
+          - {kind: bench, instance: {name: probe_ok}, settings: {module: bench_probe_ok, args: "--full-size", quick: "7"}}
+          - {kind: bench, instance: {name: probe_crash}, settings: {module: bench_probe_crash, quick: ""}}
+          - {kind: bench, instance: {name: probe_silent}, settings: {module: bench_probe_silent, quick: skip}}
         """))
     # as `make bench-quick` runs it: a process of its own in the repository
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.run_all", "--grid", str(grid),
+    proc = subprocess.run([sys.executable, "-m", "stealsearch.benchmarks.run_all", "--grid", str(grid),
                            "--quick", "--workdir", str(work)], cwd=run_all.HERE.parent,
                           capture_output=True, text=True, timeout=300)
     code, out = proc.returncode, proc.stdout

@@ -6,8 +6,8 @@ worker: exactly the sequential kernel time) and work against the real trees' cou
 import numpy as np
 import pytest
 
-from benchmarks.simulate import Machine, Profile, SimPolicy, Tree, simulate
-from problems.uts import PRESETS
+from stealsearch.benchmarks.simulate import Machine, Profile, SimPolicy, Tree, simulate
+from stealsearch.problems.uts import PRESETS
 
 T1 = "benchmarks/profiles/T1.npz"
 

@@ -7,10 +7,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from engine.solve import solve
-from problems.clique import CliqueProblem, check_clique, gnp, read_dimacs
-from problems.clique import kernels as K
-from problems.clique.problem import FAST_BOUNDS, HEURISTICS, ORDERS
+from stealsearch.engine.solve import solve
+from stealsearch.problems.clique import CliqueProblem, check_clique, gnp, read_dimacs
+from stealsearch.problems.clique import kernels as K
+from stealsearch.problems.clique.problem import FAST_BOUNDS, HEURISTICS, ORDERS
 
 DATA = Path(__file__).parent / "data"
 
@@ -94,7 +94,7 @@ def test_incmaxsat_on_dense_graphs_agrees_with_networkx_and_prunes_more():
 
 
 def test_auto_picks_maxsat_only_on_dense_graphs_with_a_large_clique():
-    from problems.clique.model import Graph
+    from stealsearch.problems.clique.model import Graph
     # complete 8-partite graph, parts of 15: density .88 but ω = 8 -> colour
     parts = 8
     edges = [(u, v) for u in range(120) for v in range(u + 1, 120) if u % parts != v % parts]
@@ -168,7 +168,7 @@ def test_orders_are_permutations():
 
 
 def test_problem_rejects_unknown_order_and_heuristic():
-    from problems.clique import CliqueInputError
+    from stealsearch.problems.clique import CliqueInputError
     g = gnp(10, 0.5, seed=1)
     with pytest.raises(CliqueInputError, match="order"):
         CliqueProblem(g, order="random")
@@ -178,7 +178,7 @@ def test_problem_rejects_unknown_order_and_heuristic():
 
 def _peers_present():
     try:
-        from benchmarks.bench_peers import find_peers
+        from stealsearch.benchmarks.bench_peers import find_peers
     except ImportError:
         return False
     peers = find_peers()
@@ -188,7 +188,7 @@ def _peers_present():
 @pytest.mark.skipif(not _peers_present(), reason="native peers not built "
                     "(see benchmarks/bench_peers.py; $STEALSEARCH_PEERS)")
 def test_peer_benchmark_quick_mode_agrees_with_the_peers(tmp_path):
-    from benchmarks.bench_peers import main
+    from stealsearch.benchmarks.bench_peers import main
     rows = main(["--quick", "--runs", "1", "--no-uts", "--only", "brock200_2", "keller4",
                  "--out", str(tmp_path / "peers.md")])
     assert [r["instance"] for r in rows] == ["brock200_2", "keller4"]

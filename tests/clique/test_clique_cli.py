@@ -7,7 +7,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from problems.clique.generators import gnp
+from stealsearch.problems.clique.generators import gnp
 from stealsearch.cli import main
 
 DATA = Path(__file__).parent / "data"

@@ -3,10 +3,10 @@ the same answers as networkx and as the sequential backend, for every bound and 
 import networkx as nx
 import pytest
 
-from engine.cluster import dask_client
-from engine.policy import StealPolicy
-from engine.solve import solve
-from problems.clique import BOUNDS, CliqueProblem, design_graph, gnp
+from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.policy import StealPolicy
+from stealsearch.engine.solve import solve
+from stealsearch.problems.clique import BOUNDS, CliqueProblem, design_graph, gnp
 
 # a subset of the sequential test's graphs (the whole set runs there)
 CASES = [(60, 0.5, 1), (45, 0.85, 2), (100, 0.5, 8), (33, 0.7, 4), (58, 0.6, 5), (1, 0.5, 7),

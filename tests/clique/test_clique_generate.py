@@ -3,9 +3,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from engine.solve import solve
-from problems.clique import CliqueInputError, CliqueProblem, gnp
-from problems.clique.generators import (decode_design, decode_factorization, design_blocks_needed,
+from stealsearch.engine.solve import solve
+from stealsearch.problems.clique import CliqueInputError, CliqueProblem, gnp
+from stealsearch.problems.clique.generators import (decode_design, decode_factorization, design_blocks_needed,
                                       design_graph, factor_graph, factors_needed, k_factors,
                                       named_graph)
 

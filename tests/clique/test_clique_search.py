@@ -8,10 +8,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from engine.policy import StealPolicy
-from engine.problem import SolutionError
-from engine.solve import solve
-from problems.clique import BOUNDS, CliqueProblem, Graph, check_clique, gnp, read_dimacs, seed_figure_1_1
+from stealsearch.engine.policy import StealPolicy
+from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.solve import solve
+from stealsearch.problems.clique import BOUNDS, CliqueProblem, Graph, check_clique, gnp, read_dimacs, seed_figure_1_1
 
 DATA = Path(__file__).parent / "data"
 
@@ -231,7 +231,7 @@ def test_verifier_is_independent_and_rejects_bad_answers():
 
 
 def test_problem_rejects_bad_parameters():
-    from problems.clique import CliqueInputError
+    from stealsearch.problems.clique import CliqueInputError
     g = seed_figure_1_1()
     with pytest.raises(CliqueInputError, match="decide needs"):
         CliqueProblem(g, mode="decide")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from stealsearch.cli import main
-from problems.commclust import paper_table1, write_table_csv, write_trace
+from stealsearch.problems.commclust import paper_table1, write_table_csv, write_trace
 
 
 def _run(capsys, *argv):
@@ -117,10 +117,10 @@ def test_commclust_cli_sweep_on_local_cluster(capsys, cluster4):
 def _modal_share(table, seeds):
     from collections import Counter
 
-    from problems.commclust.algorithms import cluster_table
-    from problems.commclust.generators import example_table
-    from problems.commclust.model import canonical_partition, validate_table
-    from problems.commclust.quality import quality_curve
+    from stealsearch.problems.commclust.algorithms import cluster_table
+    from stealsearch.problems.commclust.generators import example_table
+    from stealsearch.problems.commclust.model import canonical_partition, validate_table
+    from stealsearch.problems.commclust.quality import quality_curve
 
     t = validate_table(example_table(table))      # the CLI's table (--seed 0); tie seeds vary
     bests = []

@@ -5,10 +5,10 @@ from hypothesis import given, settings, strategies as st
 from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import squareform
 
-from problems.commclust import (CommTableError, canonical_partition, cg_like, cluster_table,
+from stealsearch.problems.commclust import (CommTableError, canonical_partition, cg_like, cluster_table,
                                 paper_table1, quality_curve, random_table, tie_order)
-from problems.commclust.render import dendrogram_text
-from problems.commclust.verify import check_dendrogram, greedy_reference
+from stealsearch.problems.commclust.render import dendrogram_text
+from stealsearch.problems.commclust.verify import check_dendrogram, greedy_reference
 
 PAPER_TABLE_2 = """\
 Partition 0: (0) (2) (4) (6) (1) (5) (3) (7)

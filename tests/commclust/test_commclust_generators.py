@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from problems.commclust import CommTableError, cg_like, ep_like, example_table, is_like, paper_table1
-from problems.commclust.generators import cg_exchange_partner, cg_grid
+from stealsearch.problems.commclust import CommTableError, cg_like, ep_like, example_table, is_like, paper_table1
+from stealsearch.problems.commclust.generators import cg_exchange_partner, cg_grid
 
 
 def test_commclust_cg8_is_paper_table1():
@@ -46,9 +46,9 @@ def test_commclust_seeded_results_are_the_same_in_a_fresh_process():
     """Seeds fix the generated tables, the tie order and the dendrogram in any process
     (another hash seed, another interpreter): compared across a process boundary, not
     with a second call in the same one."""
-    from problems.commclust import cluster_table, tie_order
+    from stealsearch.problems.commclust import cluster_table, tie_order
 
-    code = ("import json; from problems.commclust import cluster_table, is_like, ep_like, tie_order;"
+    code = ("import json; from stealsearch.problems.commclust import cluster_table, is_like, ep_like, tie_order;"
             "t = is_like(16, seed=4); d = cluster_table(ep_like(12, seed=3), seed=7);"
             "print(json.dumps([t.tolist(), tie_order(9, seed=3).tolist(), "
             "[list(map(list, d.partition(k))) for k in range(12)]]))")

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from problems.commclust import (CommTableError, cg_like, characterize, map_clusters_to_groups,
+from stealsearch.problems.commclust import (CommTableError, cg_like, characterize, map_clusters_to_groups,
                                 paper_table1, parse_groups)
-from problems.commclust.mapping import default_placement, group_traffic
+from stealsearch.problems.commclust.mapping import default_placement, group_traffic
 
 
 def test_commclust_parse_groups():

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from engine.errors import InputError
-from problems.commclust import (CommTableError, paper_table1, parse_trace, read_table,
+from stealsearch.engine.errors import InputError
+from stealsearch.problems.commclust import (CommTableError, paper_table1, parse_trace, read_table,
                                 validate_table, write_table_csv, write_trace)
-from problems.commclust.io import parse_csv_table
-from problems.commclust.model import canonical_partition, exchanged_table, labels_to_clusters
+from stealsearch.problems.commclust.io import parse_csv_table
+from stealsearch.problems.commclust.model import canonical_partition, exchanged_table, labels_to_clusters
 
 
 def test_commclust_error_is_input_error():

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from problems.commclust import (cg_like, cluster_table, ep_like, is_like, paper_table1,
+from stealsearch.problems.commclust import (cg_like, cluster_table, ep_like, is_like, paper_table1,
                                 partition_quality, quality_curve, random_table)
-from problems.commclust.quality import cluster_dissimilarity, cluster_similarity
-from problems.commclust.verify import quality_reference
+from stealsearch.problems.commclust.quality import cluster_dissimilarity, cluster_similarity
+from stealsearch.problems.commclust.verify import quality_reference
 
 
 def _curve(t, seed=0):

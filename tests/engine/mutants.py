@@ -1,7 +1,7 @@
 """Deliberately wrong problems (importable by spawned Dask workers through
 tests/engine/conftest.py's PYTHONPATH): the engine's verify guard must reject them."""
 from examples.subset_sum import SubsetSum
-from problems.liquid import ColouringProblem
+from stealsearch.problems.liquid import ColouringProblem
 
 
 class WrongDecodeSubsetSum(SubsetSum):

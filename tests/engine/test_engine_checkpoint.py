@@ -10,11 +10,11 @@ import time
 import psutil
 import pytest
 
-from engine import StealPolicy, resume, solve
-from engine.checkpoint import CheckpointError
-from problems.clique import CliqueProblem
-from problems.clique.generators import gnp
-from problems.uts import UTSProblem
+from stealsearch.engine import StealPolicy, resume, solve
+from stealsearch.engine.checkpoint import CheckpointError
+from stealsearch.problems.clique import CliqueProblem
+from stealsearch.problems.clique.generators import gnp
+from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
 from stealsearch.cli import main
 
@@ -120,7 +120,7 @@ def test_refused_checkpoints_one_line_exit_2(tmp_path, capsys, kind, message):
 def test_checkpoint_of_another_input_is_refused(tmp_path, capsys):
     d = tmp_path / "ck"
     g1, g2 = tmp_path / "a.clq", tmp_path / "b.clq"
-    from problems.clique.io import write_dimacs
+    from stealsearch.problems.clique.io import write_dimacs
     write_dimacs(gnp(40, 0.5, seed=1), g1)
     assert main(["clique", str(g1), "--sequential", "--node-limit", "50",
                  "--checkpoint", str(d)]) == 0

@@ -1,4 +1,4 @@
-"""The engine's own guards through the public API only (``engine.solve``):
+"""The engine's own guards through the public API only (``stealsearch.engine.solve``):
 
 * the verify guard: a decode that returns a wrong solution must end in SolutionError on
   every backend, never pass as an answer;
@@ -11,12 +11,12 @@ import random
 import networkx as nx
 import pytest
 
-from engine import SolutionError, StealPolicy, solve
+from stealsearch.engine import SolutionError, StealPolicy, solve
 from examples.knapsack import FastKnapsack
 from examples.subset_sum import SubsetSum, dp_oracle
 from mutants import DroppedStepColouring, SplitStepColouring, WrongDecodeSubsetSum
-from problems.clique.problem import CliqueProblem
-from problems.liquid import fig1_traffic
+from stealsearch.problems.clique.problem import CliqueProblem
+from stealsearch.problems.liquid import fig1_traffic
 
 WEIGHTS = [31, 17, 29, 11, 23, 41, 7, 37, 19, 13, 43, 5, 47, 3, 53, 2]
 CAP = 200

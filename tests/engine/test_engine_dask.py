@@ -3,9 +3,9 @@ policy sweep (nothing lost, nothing counted twice, rows conserved), modes and li
 import numpy as np
 import pytest
 
-from engine import StealPolicy, solve
-from engine.policy import VICTIM_ORDERS
-from problems.uts import UTSParams, UTSProblem
+from stealsearch.engine import StealPolicy, solve
+from stealsearch.engine.policy import VICTIM_ORDERS
+from stealsearch.problems.uts import UTSParams, UTSProblem
 from examples.subset_sum import SubsetSum, dp_oracle
 
 SMALL_TREES = {

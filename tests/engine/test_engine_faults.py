@@ -12,11 +12,11 @@ import time
 
 import pytest
 
-from engine import InputError, SearchFailed, solve
-from engine.cluster import dask_client
-from engine.dask_backend import driver
-from engine.dask_backend.plugin import running_searches
-from problems.uts import UTSProblem
+from stealsearch.engine import InputError, SearchFailed, solve
+from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.dask_backend import driver
+from stealsearch.engine.dask_backend.plugin import running_searches
+from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
 
 BIN = os.path.dirname(sys.executable)
@@ -25,7 +25,7 @@ T1 = 4130071
 
 @pytest.fixture
 def short_timeouts(monkeypatch):
-    import engine.dask_backend.driver as driver
+    import stealsearch.engine.dask_backend.driver as driver
     monkeypatch.setattr(driver, "PEER_TIMEOUT", 1.5)
     monkeypatch.setattr(driver, "ABORT_GRACE", 1.5)
 

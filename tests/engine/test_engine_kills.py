@@ -18,11 +18,11 @@ import time
 import numpy as np
 import pytest
 
-from engine import solve
-from engine.cluster import dask_client
-from problems.clique import CliqueProblem
-from problems.clique.generators import gnp
-from problems.uts import UTSParams, UTSProblem
+from stealsearch.engine import solve
+from stealsearch.engine.cluster import dask_client
+from stealsearch.problems.clique import CliqueProblem
+from stealsearch.problems.clique.generators import gnp
+from stealsearch.problems.uts import UTSParams, UTSProblem
 from procutil import _alive, end_processes
 
 # T1 one level shallower: 1,031,269 nodes, depth 9, 825,408 leaves

@@ -20,14 +20,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from engine import StealPolicy, solve
-from engine.dask_backend.wire import GONE, EpochSpec, handler_name
-from engine.dask_backend.worker import NOT_READY, WorkerSearch
-from engine.epochs import Cut
-from engine.errors import InputError
-from engine.sequential import run_sequential
-from problems.clique.problem import CliqueProblem
-from problems.uts import PRESETS, UTSParams, UTSProblem
+from stealsearch.engine import StealPolicy, solve
+from stealsearch.engine.dask_backend.wire import GONE, EpochSpec, handler_name
+from stealsearch.engine.dask_backend.worker import NOT_READY, WorkerSearch
+from stealsearch.engine.epochs import Cut
+from stealsearch.engine.errors import InputError
+from stealsearch.engine.sequential import run_sequential
+from stealsearch.problems.clique.problem import CliqueProblem
+from stealsearch.problems.uts import PRESETS, UTSParams, UTSProblem
 
 T1 = PRESETS["T1"][1][0]                                   # 4,130,071 nodes (published)
 SMALL = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19"))   # 1,031,269 nodes
@@ -254,7 +254,7 @@ def test_threads_per_worker_input_errors():
     assert solve(p, backend="sequential", threads_per_worker=1).count == 1732
 
 
-# -- in this process, no Dask: the sequential backend with lanes (engine.lanes) -----------
+# -- in this process, no Dask: the sequential backend with lanes (stealsearch.engine.lanes) -----------
 @pytest.mark.parametrize("threads", [2, 3])
 def test_sequential_threads_exact(threads):
     r = solve(UTSProblem.preset("T1"), backend="sequential", threads_per_worker=threads,
@@ -279,7 +279,7 @@ def test_sequential_threads_clique_and_limits():
 
 
 def test_sequential_threads_checkpoint_resume(tmp_path):
-    from engine import resume
+    from stealsearch.engine import resume
     d = str(tmp_path / "ck")
     r = solve(SMALL, backend="sequential", threads_per_worker=2, node_limit=200_000,
               checkpoint=d, checkpoint_every=0.05)
@@ -288,7 +288,7 @@ def test_sequential_threads_checkpoint_resume(tmp_path):
     assert r.status == "exhausted" and r.count == SMALL_COUNT
 
 
-# -- the shared portion's lane accounting (engine.stealstack), step by step ----------------
+# -- the shared portion's lane accounting (stealsearch.engine.stealstack), step by step ----------------
 class _Lane:
     active = True
 
@@ -297,8 +297,8 @@ def test_credit_stays_while_any_lane_holds_rows():
     """Lanes B and C run dry while A still works (for as long as it likes): the credit
     must not go back; it goes back only when A, the last, runs dry with the portion
     empty; then a steal reply's credit activates the thief lane alone."""
-    from engine.stack import RowCodec
-    from engine.stealstack import SharedPortion
+    from stealsearch.engine.stack import RowCodec
+    from stealsearch.engine.stealstack import SharedPortion
 
     sp = SharedPortion(RowCodec(2), lanes=3)
     a, b, c = _Lane(), _Lane(), _Lane()

@@ -1,9 +1,9 @@
-"""Ramp-up (engine.rampup, the ``auto`` default): a short search starts no process, a long
+"""Ramp-up (stealsearch.engine.rampup, the ``auto`` default): a short search starts no process, a long
 one is handed over exactly (counts against published sizes, optima against independent
 oracles, the phases' nodes adding up), limits count across both phases, a cluster that
 cannot start does not matter to the auto default, and a Ctrl-C while the cluster starts
 gives the interrupted result and leaves no process.  Plus the one SIGINT mechanism
-(engine.interrupts.ShieldedStart): what it starts has SIGINT blocked, and abort ends it."""
+(stealsearch.engine.interrupts.ShieldedStart): what it starts has SIGINT blocked, and abort ends it."""
 import json
 import os
 import signal
@@ -18,12 +18,12 @@ import numpy as np
 import psutil
 import pytest
 
-from engine import interrupts, solve
-from engine.errors import InputError
-from engine.policy import StealPolicy
+from stealsearch.engine import interrupts, solve
+from stealsearch.engine.errors import InputError
+from stealsearch.engine.policy import StealPolicy
 from examples.subset_sum import SubsetSum, dp_oracle
-from problems.clique import CliqueProblem, check_clique, gnp
-from problems.uts import UTSProblem
+from stealsearch.problems.clique import CliqueProblem, check_clique, gnp
+from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
 from stealsearch.cli import main
 
@@ -99,8 +99,8 @@ def test_liquid_commands_follow_the_same_default(capsys):
 
 
 def test_resume_under_auto_continues_a_checkpoint_exactly(tmp_path):
-    from engine import resume
-    from problems.uts import UTSParams
+    from stealsearch.engine import resume
+    from stealsearch.problems.uts import UTSParams
 
     tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=4, root_seed=19))
     full = solve(tree, backend="sequential")
@@ -122,12 +122,19 @@ def test_handover_counts_T1_exactly(cluster4):
 
 
 def test_handover_finds_omega_of_networkx(cluster4):
+    # grace 0 on the caller's cluster hands over after the first chunk: with a fixed
+    # budget the same chunk on every machine (it ends early on its first incumbent, which
+    # then crosses the hand-over); a grace in seconds made this test depend on G(200, 0.5)
+    # outlasting it
     g = gnp(200, 0.5, seed=1)
     omega = nx.max_weight_clique(g.to_networkx(), weight=None)[1]
     r = solve(CliqueProblem(g, bound="size"), backend="rampup", client=cluster4, workers=2,
-              grace=0.02)
+              grace=0, policy=StealPolicy(budget=3_000, chunk_seconds=None))
     assert r.status == "optimal" and r.objective == omega and r.verified
     assert check_clique(g, r.solution, size=omega)
+    assert r.phases[0]["nodes"] > 0 and r.phases[0]["rows_handed_over"] > 0
+    assert r.phases[1]["nodes"] > 0
+    assert r.backend == "sequential+dask[2]"
     check_phases(r)
 
 
@@ -163,7 +170,7 @@ def test_node_limit_counts_across_both_phases(cluster4):
 # -- a cluster that cannot start --------------------------------------------------------------
 
 def test_a_cluster_that_cannot_start_does_not_stop_the_auto_default(caplog):
-    from engine.rampup import Place, run_rampup
+    from stealsearch.engine.rampup import Place, run_rampup
 
     problem = UTSProblem.preset("T1")
     # a start that fails within milliseconds (the search lasts seconds): a missing config

@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from engine import InputError, StealPolicy, solve
-from problems.uts import UTSProblem
+from stealsearch.engine import InputError, StealPolicy, solve
+from stealsearch.problems.uts import UTSProblem
 from examples.subset_sum import SubsetSum, dp_oracle
 
 
@@ -43,7 +43,7 @@ def _open_rows_after(params, n):
     import hashlib
     import struct
 
-    from problems.uts.reference import _num_children
+    from stealsearch.problems.uts.reference import _num_children
 
     stack = [(0, hashlib.sha1(bytes(16) + struct.pack(">I", params.root_seed)).digest())]
     for _ in range(n):

@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from engine import SearchFailed, solve
-from engine.dask_backend import driver
-from engine.dask_backend.plugin import (load_count, loaded_problems, loads_under_way,
+from stealsearch.engine import SearchFailed, solve
+from stealsearch.engine.dask_backend import driver
+from stealsearch.engine.dask_backend.plugin import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
-from engine.dask_backend.wire import EpochSpec
-from problems.uts import UTSParams, UTSProblem
+from stealsearch.engine.dask_backend.wire import EpochSpec
+from stealsearch.problems.uts import UTSParams, UTSProblem
 from procutil import _alive, owned_cluster, wait_until, worker_pids
 
 TREE = UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19")     # 1,031,269 nodes
@@ -92,8 +92,8 @@ def test_progress_snapshot_has_each_workers_local_size_and_idle_flag():
     """The coordinator's progress snapshot (the dashboard's per-worker figures): the
     existing keys, plus each worker's local stack size and whether it is looking for
     work, as of its latest report (a late report does not win)."""
-    from engine.dask_backend.worker import CoordinatorEndpoint
-    from engine.termination import Coordinator
+    from stealsearch.engine.dask_backend.worker import CoordinatorEndpoint
+    from stealsearch.engine.termination import Coordinator
 
     end = CoordinatorEndpoint(search=None, coordinator=Coordinator(2, None))
     end.handle_report(rank=0, nodes=10, shared=3, steals=0, best=None, seq=1, local=40,

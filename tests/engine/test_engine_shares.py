@@ -15,12 +15,12 @@ import dask
 import numpy as np
 import pytest
 
-from engine import solve
-from engine.dask_backend import driver
-from engine.dask_backend.plugin import running_searches, shares_held
-from problems.clique import CliqueProblem
-from problems.clique.generators import gnp
-from problems.uts import UTSParams, UTSProblem
+from stealsearch.engine import solve
+from stealsearch.engine.dask_backend import driver
+from stealsearch.engine.dask_backend.plugin import running_searches, shares_held
+from stealsearch.problems.clique import CliqueProblem
+from stealsearch.problems.clique.generators import gnp
+from stealsearch.problems.uts import UTSParams, UTSProblem
 from procutil import _alive, owned_cluster, wait_until, worker_pids
 
 TREE = UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19")     # 1,031,269 nodes

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from engine import solve
-from problems.uts import PRESETS, UTSParams, UTSProblem
-from problems.uts.reference import walk
+from stealsearch.engine import solve
+from stealsearch.problems.uts import PRESETS, UTSParams, UTSProblem
+from stealsearch.problems.uts.reference import walk
 
 
 def test_default_tree_matches_published_size():
@@ -44,7 +44,7 @@ def test_kernel_agrees_with_hashlib_reference(seed):
 
 
 def test_budget_one_node_per_chunk_changes_nothing():
-    from engine import StealPolicy
+    from stealsearch.engine import StealPolicy
     r = solve(UTSProblem.preset("default"), backend="sequential", policy=StealPolicy(budget=1, chunk_seconds=None))
     assert r.count == 1732 and r.workers[0].chunks == 1732
 
@@ -52,6 +52,6 @@ def test_budget_one_node_per_chunk_changes_nothing():
 @pytest.mark.parametrize("bad", ["-t 9", "-d 0", "-b -1", "-q 1.5", "-t 0 -q 0.5 -m 4",
                                  "-x 3", "-t", "-b four"])
 def test_bad_parameters_raise_specific_error(bad):
-    from problems.uts import UTSParameterError
+    from stealsearch.problems.uts import UTSParameterError
     with pytest.raises(UTSParameterError):
         UTSParams.parse(bad)

@@ -4,7 +4,7 @@ communicate with scheduler during heartbeat" with three chained tracebacks: the 
 only that one) on every worker it is set up on."""
 import logging
 
-from engine.dask_backend.plugin import _HeartbeatNoise, _drop_heartbeat_noise
+from stealsearch.engine.dask_backend.plugin import _HeartbeatNoise, _drop_heartbeat_noise
 
 
 def _record(msg):
@@ -23,8 +23,8 @@ def test_the_filter_is_installed_once_on_distributed_worker(cluster4):
         log = logging.getLogger("distributed.worker")
         return sum(type(f).__name__ == "_HeartbeatNoise" for f in log.filters)
 
-    from engine import solve
-    from problems.uts import UTSProblem
+    from stealsearch.engine import solve
+    from stealsearch.problems.uts import UTSProblem
 
     solve(UTSProblem.preset("default"), backend="dask", client=cluster4, workers=2)
     counts = cluster4.run(filters)

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from engine.errors import InputError
-from engine.sweep import (GridError, SweepTable, load_grid, parse_axis, parse_cell, read_outcomes,
+from stealsearch.engine.errors import InputError
+from stealsearch.engine.sweep import (GridError, SweepTable, load_grid, parse_axis, parse_cell, read_outcomes,
                           run_grid, run_sweep)
 
 from examples.subset_sum import SubsetSum
@@ -37,7 +37,7 @@ def sleepy(*, seconds: float) -> dict:
 
 def subsets(*, weights: list, capacity: int, solve_kwargs: dict) -> dict:
     """Counts the subsets of ``weights`` with sum <= capacity on the engine."""
-    from engine.solve import solve
+    from stealsearch.engine.solve import solve
 
     r = solve(SubsetSum(weights, capacity), **solve_kwargs)
     return {"count": r.count, "nodes": r.nodes, "backend": r.backend, "search": r.status}

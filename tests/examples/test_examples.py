@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import solve
+from stealsearch.engine import solve
 from examples import colouring, knapsack, queens, subset_sum
 
 ROOT = Path(__file__).resolve().parents[2]

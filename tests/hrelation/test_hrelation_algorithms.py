@@ -6,11 +6,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from problems.hrelation import (ALGORITHMS, all_to_all, direct, figure1_instance, forwarding,
+from stealsearch.problems.hrelation import (ALGORITHMS, all_to_all, direct, figure1_instance, forwarding,
                                 load_lower_bound, random_instance, regular, regular_rounds,
                                 regular_split, three_cycle_family, three_cycle_lower_bound,
                                 upper_bound, verify_schedule, weighted)
-from problems.hrelation.colouring import DUMMY, konig_colouring, orient_halves, orient_packets
+from stealsearch.problems.hrelation.colouring import DUMMY, konig_colouring, orient_halves, orient_packets
 
 EPS = 1e-9
 

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from stealsearch.cli import main
-from problems.hrelation import Schedule, verify_schedule, write_messages
+from stealsearch.problems.hrelation import Schedule, verify_schedule, write_messages
 
 
 def run_cli(capsys, *argv):

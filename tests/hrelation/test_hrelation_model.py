@@ -1,11 +1,11 @@
-"""Model, validation and readers/writers of problems.hrelation (seed 001, §1)."""
+"""Model, validation and readers/writers of stealsearch.problems.hrelation (seed 001, §1)."""
 import json
 
 import numpy as np
 import pytest
 
-from engine.errors import InputError
-from problems.hrelation import (HRelation, HRelationInputError, read_messages,
+from stealsearch.engine.errors import InputError
+from stealsearch.problems.hrelation import (HRelation, HRelationInputError, read_messages,
                                 validate_messages, write_messages)
 
 

@@ -1,8 +1,8 @@
 """The independent verifier rejects broken schedules (seed 001 model, §1 and §3)."""
 import numpy as np
 
-from problems.hrelation import UNIT, figure1_instance, forwarding, verify_schedule
-from problems.hrelation.schedule import Schedule, ScheduleBuilder
+from stealsearch.problems.hrelation import UNIT, figure1_instance, forwarding, verify_schedule
+from stealsearch.problems.hrelation.schedule import Schedule, ScheduleBuilder
 
 
 def sched(P, rounds):

@@ -18,9 +18,9 @@ def test_example_json(capsys):
     assert d["wall_seconds"] > 0
     # the same fixed tree through the API on the sequential backend: the CLI reports its
     # exact node count (not a placeholder, not the colouring's or the total's)
-    from engine import solve
-    from problems.liquid import fig1_traffic
-    from problems.liquid.problem import LiquidScheduleProblem
+    from stealsearch.engine import solve
+    from stealsearch.problems.liquid import fig1_traffic
+    from stealsearch.problems.liquid.problem import LiquidScheduleProblem
 
     r = solve(LiquidScheduleProblem(fig1_traffic()), backend="sequential")
     assert r.status == "found" and len(r.solution) == 6

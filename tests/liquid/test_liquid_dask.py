@@ -1,12 +1,12 @@
 """The liquid searches on the Dask backend (one LocalCluster for the module)."""
 import pytest
 
-from engine.cluster import dask_client
-from engine.solve import solve
-from problems.liquid import (TeamCountProblem, fig1_traffic, schedule_traffic,
+from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.solve import solve
+from stealsearch.problems.liquid import (TeamCountProblem, fig1_traffic, schedule_traffic,
                              swiss_t1, verify_schedule)
-from problems.liquid.generators import random_traffic
-from problems.liquid.study import run_study
+from stealsearch.problems.liquid.generators import random_traffic
+from stealsearch.problems.liquid.study import run_study
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_dask_team_counts_equal_sequential(client):
 
 
 def test_dask_decide_no_liquid_schedule(client):
-    from problems.liquid import no_team_traffic
+    from stealsearch.problems.liquid import no_team_traffic
 
     r = schedule_traffic(no_team_traffic(), backend="dask", client=client)
     assert r["status"] == "optimal, not liquid" and r["length"] == 3

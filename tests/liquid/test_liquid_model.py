@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from engine.problem import SolutionError
-from problems.liquid import (LiquidInputError, Traffic, fig1_traffic, load_topology, load_traffic,
+from stealsearch.engine.problem import SolutionError
+from stealsearch.problems.liquid import (LiquidInputError, Traffic, fig1_traffic, load_topology, load_traffic,
                              round_robin_schedule, swiss_t1, verify_schedule)
-from problems.liquid.topology import Topology
+from stealsearch.problems.liquid.topology import Topology
 
 
 def test_fig1_facts():
@@ -120,7 +120,7 @@ def test_verifier_rejects_bad_schedules():
 def test_example_files_match_the_built_ins():
     from pathlib import Path
 
-    import problems.liquid as pkg
+    import stealsearch.problems.liquid as pkg
 
     ex = Path(pkg.__file__).parent / "examples"
     x = load_traffic(ex / "fig1.yaml")

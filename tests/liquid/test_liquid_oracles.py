@@ -5,9 +5,9 @@ import itertools
 
 import pytest
 
-from engine.problem import SolutionError
-from problems.liquid import ColouringProblem, count_teams, fig1_traffic, verify_schedule
-from problems.liquid.model import Traffic
+from stealsearch.engine.problem import SolutionError
+from stealsearch.problems.liquid import ColouringProblem, count_teams, fig1_traffic, verify_schedule
+from stealsearch.problems.liquid.model import Traffic
 
 
 def _fig1_link_sets():

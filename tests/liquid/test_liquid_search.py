@@ -2,12 +2,12 @@
 
 import pytest
 
-from engine.errors import InputError
-from engine.solve import solve
-from problems.liquid import (ColouringProblem, LiquidScheduleProblem, Traffic, count_teams,
+from stealsearch.engine.errors import InputError
+from stealsearch.engine.solve import solve
+from stealsearch.problems.liquid import (ColouringProblem, LiquidScheduleProblem, Traffic, count_teams,
                              fig1_traffic, no_team_traffic, schedule_traffic, swiss_t1,
                              verify_schedule)
-from problems.liquid.generators import random_traffic
+from stealsearch.problems.liquid.generators import random_traffic
 
 
 # -- independent oracles (plain Python over the raw link sets; no package code) ------------

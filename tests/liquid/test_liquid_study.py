@@ -3,8 +3,8 @@ import json
 
 import numpy as np
 
-from problems.liquid import swiss_t1
-from problems.liquid.study import (all_allocations, equivalence_classes, evaluate_allocation,
+from stealsearch.problems.liquid import swiss_t1
+from stealsearch.problems.liquid.study import (all_allocations, equivalence_classes, evaluate_allocation,
                                    nodes_and_durations)
 
 

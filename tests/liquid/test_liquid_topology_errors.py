@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from problems.liquid import LiquidInputError, load_traffic
+from stealsearch.problems.liquid import LiquidInputError, load_traffic
 
 T = {"switches": ["A", "B"], "nodes": [1, 1], "cables": [["A", "B"]]}
 

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from problems.twolevel.algorithms import (build_schedule, critical_sequence_graph,
+from stealsearch.problems.twolevel.algorithms import (build_schedule, critical_sequence_graph,
                                          critical_sequences, earliest_start_dates,
                                          sequence_components, two_level_opt)
-from problems.twolevel.generators import KINDS, TABLE1_B, random_instance, table1_instance
-from problems.twolevel.model import SmallDelayError, TwoLevelInstance
-from problems.twolevel.verify import lower_bound_dates, verify_schedule
+from stealsearch.problems.twolevel.generators import KINDS, TABLE1_B, random_instance, table1_instance
+from stealsearch.problems.twolevel.model import SmallDelayError, TwoLevelInstance
+from stealsearch.problems.twolevel.verify import lower_bound_dates, verify_schedule
 
 
 def solve(p, arcs):

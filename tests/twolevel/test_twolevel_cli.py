@@ -4,8 +4,8 @@ import subprocess
 import sys
 
 from stealsearch.cli import main
-from problems.twolevel.generators import table1_instance
-from problems.twolevel.io import write_csv, write_json
+from stealsearch.problems.twolevel.generators import table1_instance
+from stealsearch.problems.twolevel.io import write_csv, write_json
 
 
 def run(capsys, *argv):

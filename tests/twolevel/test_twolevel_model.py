@@ -1,16 +1,16 @@
-"""Model, validation (incl. conditions (2)-(3)) and I/O of problems.twolevel (seed 004)."""
+"""Model, validation (incl. conditions (2)-(3)) and I/O of stealsearch.problems.twolevel (seed 004)."""
 import json
 
 import networkx as nx
 import numpy as np
 import pytest
 
-from engine.errors import InputError
-from problems.twolevel.generators import (VIOLATIONS, random_instance, table1_instance,
+from stealsearch.engine.errors import InputError
+from stealsearch.problems.twolevel.generators import (VIOLATIONS, random_instance, table1_instance,
                                           violating_instance)
-from problems.twolevel.io import (from_networkx, instance_to_dict, read_csv, read_instance,
+from stealsearch.problems.twolevel.io import (from_networkx, instance_to_dict, read_csv, read_instance,
                                   read_json, to_networkx, write_csv, write_json)
-from problems.twolevel.model import (CycleError, SmallDelayError, TwoLevelInputError,
+from stealsearch.problems.twolevel.model import (CycleError, SmallDelayError, TwoLevelInputError,
                                      TwoLevelInstance, check_small_delays)
 
 

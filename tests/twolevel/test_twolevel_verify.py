@@ -1,11 +1,11 @@
-"""The independent verifier of problems.twolevel rejects hand-broken schedules."""
+"""The independent verifier of stealsearch.problems.twolevel rejects hand-broken schedules."""
 import dataclasses
 
 import numpy as np
 
-from problems.twolevel.algorithms import two_level_opt
-from problems.twolevel.generators import random_instance, table1_instance
-from problems.twolevel.verify import lower_bound_dates, verify_schedule
+from stealsearch.problems.twolevel.algorithms import two_level_opt
+from stealsearch.problems.twolevel.generators import random_instance, table1_instance
+from stealsearch.problems.twolevel.verify import lower_bound_dates, verify_schedule
 
 
 def table1():

@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from engine.errors import InputWarning
-from problems.uts import PRESETS, UTSProblem
-from problems.uts.problem import UTSParameterError, UTSParams, extinction_probability
+from stealsearch.engine.errors import InputWarning
+from stealsearch.problems.uts import PRESETS, UTSProblem
+from stealsearch.problems.uts.problem import UTSParameterError, UTSParams, extinction_probability
 from stealsearch.cli import main
 
 

@@ -5,10 +5,10 @@ import struct
 
 import numpy as np
 
-from engine.problem import N_ENGINE_COUNTERS
-from problems.uts import UTSProblem
-from problems.uts import kernels as K
-from problems.uts.problem import UTSParams
+from stealsearch.engine.problem import N_ENGINE_COUNTERS
+from stealsearch.problems.uts import UTSProblem
+from stealsearch.problems.uts import kernels as K
+from stealsearch.problems.uts.problem import UTSParams
 
 
 def _child_state(parent: bytes, i: int) -> bytes:
@@ -61,7 +61,7 @@ def test_grandchildren_match_hashlib_across_chunks():
 def test_scratch_reused_across_calls_changes_nothing():
     """One stack's scratch serves every call (the engine's way): the tree is the same as
     with a fresh scratch per call, and the kernel writes only ``pw``."""
-    from engine import StealPolicy, solve
+    from stealsearch.engine import StealPolicy, solve
 
     problem = UTSProblem.preset("T3")
     p_vec, itab, pw = problem.kernel_data()

@@ -1,18 +1,18 @@
-"""The fraction-done estimate (engine.estimate): exact where Knuth's estimator is exact,
+"""The fraction-done estimate (stealsearch.engine.estimate): exact where Knuth's estimator is exact,
 always in [0, 1], 1 at the end, and invisible to the search's counts."""
 import io
 
 import numpy as np
 import pytest
 
-from engine import PythonProblem, StealPolicy
-from engine.estimate import ProgressEstimator
-from engine.progress import Progress
-from engine.sequential import run_sequential
-from engine.stack import make_stack
-from problems.clique.generators import gnp
-from problems.clique.problem import CliqueProblem
-from problems.uts.problem import UTSParams, UTSProblem
+from stealsearch.engine import PythonProblem, StealPolicy
+from stealsearch.engine.estimate import ProgressEstimator
+from stealsearch.engine.progress import Progress
+from stealsearch.engine.sequential import run_sequential
+from stealsearch.engine.stack import make_stack
+from stealsearch.problems.clique.generators import gnp
+from stealsearch.problems.clique.problem import CliqueProblem
+from stealsearch.problems.uts.problem import UTSParams, UTSProblem
 
 
 class CompleteTree(PythonProblem):
@@ -70,7 +70,7 @@ def test_knuth_estimate_is_exact_on_a_complete_tree():
 
 def test_a_dask_cut_of_several_holders_is_estimated_exactly():
     # what the Dask driver hands over at an epoch boundary: every open row of the search
-    from engine.epochs import Cut
+    from stealsearch.engine.epochs import Cut
 
     tree = CompleteTree(2, 9)
     stack = make_stack(tree)

@@ -4,8 +4,8 @@ import urllib.request
 
 import pytest
 
-from engine import monitor
-from engine.cluster import dashboard_link
+from stealsearch.engine import monitor
+from stealsearch.engine.cluster import dashboard_link
 
 
 def get(url: str):
@@ -26,7 +26,7 @@ def test_dashboard_is_on_loopback_and_the_link_is_its_port(cluster4):
 def test_announced_link_is_the_dashboard_port(cluster4):
     import io
 
-    from engine.cluster import announce_dashboard
+    from stealsearch.engine.cluster import announce_dashboard
 
     out = io.StringIO()
     link = announce_dashboard(cluster4, file=out)

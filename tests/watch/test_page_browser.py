@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from engine import monitor
-from engine.sweep import load_grid, run_sweep
+from stealsearch.engine import monitor
+from stealsearch.engine.sweep import load_grid, run_sweep
 
 from procutil import end_processes
 

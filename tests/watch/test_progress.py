@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from engine.progress import Progress, format_line, gap
+from stealsearch.engine.progress import Progress, format_line, gap
 
 
 class FakeTTY(io.StringIO):
@@ -71,7 +71,7 @@ def test_log_records_go_above_the_line():
     handler = root.handlers[-1]
     handler.stream = out
     bar.update(5)
-    logging.getLogger("engine.test").warning("a notice mid-search")
+    logging.getLogger("stealsearch.engine.test").warning("a notice mid-search")
     bar.update(7)
     bar.close()
     lines = [ln.split("\r")[-1].strip() for ln in out.getvalue().split("\n")]

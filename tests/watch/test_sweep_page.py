@@ -3,8 +3,8 @@ import json
 import time
 import urllib.request
 
-from engine import monitor
-from engine.sweep import load_grid, run_sweep
+from stealsearch.engine import monitor
+from stealsearch.engine.sweep import load_grid, run_sweep
 
 
 def cube(*, x: int) -> dict:
