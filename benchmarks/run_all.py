@@ -125,6 +125,7 @@ def bench(*, name: str, module: str = "", args: str = "", writes: str = "") -> d
         raise
     finally:
         echo.join(timeout=5)
+        proc.stderr.close()
     if code != 0:
         last = next((line for line in reversed(tail) if line.strip()), "")
         raise RuntimeError(f"exit code {code}: {_relative(last.strip())[:300]}")

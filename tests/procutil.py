@@ -18,6 +18,31 @@ def _alive(pid: int) -> bool:
         return False
 
 
+#: processes the test session runs beside the tests (tests/conftest.py's check of the
+#: installed wheel): they and their descendants are never a test's leftovers
+BACKGROUND: set = set()
+
+
+def descendants(pid: int | None = None) -> set:
+    """PIDs of the living descendants of ``pid`` (default: this process), leaving out the
+    session's background processes and theirs."""
+    import psutil
+
+    try:
+        kids = psutil.Process(pid or os.getpid()).children(recursive=True)
+    except psutil.Error:
+        return set()
+    found = set()
+    for kid in kids:
+        try:
+            if kid.pid in BACKGROUND or any(a.pid in BACKGROUND for a in kid.parents()):
+                continue
+        except psutil.Error:            # gone meanwhile: not a leftover
+            continue
+        found.add(kid.pid)
+    return found
+
+
 def end_processes(pids, grace: float = 10.0) -> None:
     """Wait for ``pids`` to exit; SIGKILL whatever is left after ``grace`` seconds."""
     deadline = time.time() + grace

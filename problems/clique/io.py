@@ -22,8 +22,9 @@ regular expressions and numpy (no Python loop per line); only when it detects a
 problem does a line-by-line scan run, to name the first bad line.
 
 >>> import io as _io, tempfile, os
+>>> from pathlib import Path
 >>> path = os.path.join(tempfile.mkdtemp(), "t.clq")
->>> _ = open(path, "w").write("c toy\\np edge 3 2\\ne 1 2\\ne 2 3\\n")
+>>> _ = Path(path).write_text("c toy\\np edge 3 2\\ne 1 2\\ne 2 3\\n")
 >>> g = read_dimacs(path)
 >>> g.n, g.m, g.labels
 (3, 2, [1, 2, 3])

@@ -21,12 +21,13 @@ def gantt_chart(schedule, path, max_rows: int = 80, max_arrows: int = 600,
     Example::
 
         >>> import os, tempfile
+        >>> from pathlib import Path
         >>> from stealsearch.problems.twolevel.generators import table1_instance
         >>> from stealsearch.problems.twolevel.algorithms import two_level_opt
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     path = os.path.join(folder, "fig4.png")
         ...     gantt_chart(two_level_opt(table1_instance()), path)
-        ...     open(path, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
+        ...     Path(path).read_bytes()[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
         True
     """
     import matplotlib

@@ -76,9 +76,9 @@ def _file(data: bytes, suffix: str, directory: str) -> str:
 
 
 def _children() -> set[int]:
-    import psutil
+    from procutil import descendants
 
-    return {p.pid for p in psutil.Process().children(recursive=True)}
+    return descendants()
 
 
 @pytest.fixture(autouse=True)

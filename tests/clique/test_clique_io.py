@@ -5,6 +5,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from stealsearch.engine.errors import InputWarning
+
 from stealsearch.cli import main
 from stealsearch.problems.clique import CliqueInputError, Graph, gnp, read_dimacs, read_edge_list, read_graph, write_dimacs
 
@@ -38,7 +40,8 @@ def test_dimacs_round_trip(tmp_path):
 
 def test_dimacs_tolerates_duplicates_col_blank_lines_and_crlf(tmp_path):
     p = write(tmp_path, "d.clq", "c x\r\np col 4 3\r\ne 1 2\r\n\r\ne 2 1\r\ne 3 4\r\n")
-    g = read_dimacs(p)
+    with pytest.warns(InputWarning, match="merged 1 duplicate edge"):
+        g = read_dimacs(p)
     assert (g.n, g.m) == (4, 2)   # 3 edge lines, 2 distinct edges; M counts lines
 
 
@@ -87,7 +90,8 @@ def test_edge_list_with_labels(tmp_path):
     assert g.labels == ["alice", "bob", "carol", "dave"] and g.m == 4
     assert read_graph(p) == g
     q = write(tmp_path, "n.txt", "10 20\n20 30\n30 10\n10 20\n")
-    h = read_graph(q)
+    with pytest.warns(InputWarning, match="merged 1 duplicate edge"):
+        h = read_graph(q)
     assert h.labels == [10, 20, 30] and h.m == 3
 
 

@@ -147,14 +147,14 @@ def test_interrupted_knapsack_brackets_the_optimum(backend, limit, request):
 # (The test itself then took ~250 s a case: its oracle, max over nx.find_cliques, lists
 # the graph's millions of maximal cliques; nx.max_weight_clique needs ~15 s, once.)
 @pytest.fixture(scope="module")
-def g400():
-    g = nx.gnp_random_graph(400, 0.5, seed=11)      # ~200k nodes sequentially (colour bound)
+def g300():
+    g = nx.gnp_random_graph(300, 0.5, seed=11)      # ~20k nodes sequentially (colour bound)
     return g, nx.max_weight_clique(g, weight=None)[1]
 
 
 @pytest.mark.parametrize("limit", [dict(node_limit=500), dict(node_limit=5000)])
-def test_interrupted_clique_on_dask_brackets_omega(limit, cluster4, g400):
-    g, omega = g400
+def test_interrupted_clique_on_dask_brackets_omega(limit, cluster4, g300):
+    g, omega = g300
     r = solve(CliqueProblem(g, heuristic="none"), backend="dask", client=cluster4,
               workers=3, **limit)
     assert r.status == "interrupted"

@@ -51,10 +51,9 @@ def check_phases(r, carried=0):
 
 
 def descendants(pid):
-    try:
-        return {p.pid for p in psutil.Process(pid).children(recursive=True)}
-    except psutil.Error:
-        return set()
+    from procutil import descendants as living_descendants
+
+    return living_descendants(pid)
 
 
 # -- short searches: this process only -----------------------------------------------------

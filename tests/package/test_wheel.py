@@ -1,0 +1,56 @@
+"""The package a user installs (issue #22): the sdist and the wheel built from this tree,
+the wheel installed into a fresh virtual environment outside the repository, for this
+Python and for every other Python the project claims (3.10-3.13) found on the machine,
+and the README's commands run from another folder: ``--version``, the demo, a UTS and a
+clique search, ``reproduce all --quick``, a sweep with ``--out``, ``resume`` and a script
+on the public API, every figure checked (tests/package/wheel_check.py says how).  The
+first Python gets every step, the others a smoke check (install, nothing but
+``stealsearch`` at the top of site-packages, a warning-free compile, ``--version``, a UTS
+count and a clique on 2 Dask workers).
+
+The steps run in one background process started when collection ends
+(tests/conftest.py); each test here waits for its step's record."""
+import json
+import os
+import time
+
+import pytest
+
+import wheel_check
+
+PYTHONS = wheel_check.claimed_pythons()
+CASES = [(py, step) for i, py in enumerate(PYTHONS)
+         for step in ((("build",) + wheel_check.FULL_STEPS[1:]) if i == 0
+                      else wheel_check.SMOKE_STEPS)]
+#: the whole check takes ~4 min on the first Python and ~1 min on each other one on a
+#: quiet 2-core machine; the wait allows for a loaded one
+WAIT = 2400
+
+
+def _label(case):
+    py, step = case
+    return f"{os.path.basename(os.path.dirname(os.path.dirname(py)))}-{step}"
+
+
+@pytest.mark.timeout(WAIT + 60)
+@pytest.mark.parametrize("python,step", CASES, ids=[_label(c) for c in CASES])
+def test_installed_package(request, python, step):
+    proc, report, _, _ = request.config.stealsearch_wheel_check
+    deadline = time.monotonic() + WAIT
+    while True:
+        finished = proc.poll() is not None        # before reading: its last record is read
+        try:
+            data = json.loads(open(report).read())
+        except (OSError, ValueError):
+            data = {"records": [], "done": False}
+        found = [r for r in data["records"] if r["python"] == python and r["step"] == step]
+        if found:
+            break
+        if finished or data["done"]:
+            pytest.fail(f"the wheel check ended (exit {proc.poll()}) without a record of "
+                        f"{step} on {python}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no record of {step} on {python} after {WAIT} s")
+        time.sleep(1)
+    record = found[0]
+    assert record["ok"], f"{step} on {python}: {record['detail']}"
