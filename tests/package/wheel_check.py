@@ -130,7 +130,8 @@ def ok_run(argv, cwd, env, timeout=CMD_TIMEOUT, quiet=True) -> subprocess.Comple
     p = run(argv, cwd, env, timeout)
     name = " ".join(str(a) for a in argv[1:4])
     if p.returncode != 0:
-        raise StepFailed(f"{name}: exit {p.returncode}; stderr: {p.stderr[-800:]}")
+        raise StepFailed(f"{name}: exit {p.returncode}; stderr: {p.stderr[-800:]}; "
+                         f"stdout: {p.stdout[-1500:]}")
     if quiet:
         stray = [ln for ln in p.stderr.splitlines()
                  if ln.strip() and not ln.startswith(DOCUMENTED_STDERR or ("\0",))]
