@@ -178,7 +178,10 @@ def report(args) -> list[str]:
         recs[r["instance"]] = r             # the latest record of a graph wins
     rows = sorted(recs.values(), key=lambda r: (r["family"], r["instance"]))
     limit = max(r["limit"] for r in rows) if rows else args.limit
-    L = [machine_header(), "",
+    commits = sorted({f"{k} {r[k].get('commit', 'unknown')}" for r in rows
+                      for k in ("glasgow", "momc") if k in r})
+    L = [machine_header(), "", "Peers (built from their public sources): " + "; ".join(commits)
+         + ".  Runs: " + ", ".join(sorted({r["date"][:10] for r in rows})) + ".", "",
          f"One run per graph, sequential, CPU seconds; limit {limit:g} CPU s per solver and graph "
          "(`> x`: stopped at the limit).  Ours = `auto` (CPU of the searching thread over building "
          "the problem -- vertex order, root bound, AMTS initial clique -- and the search); peers: "
@@ -192,6 +195,7 @@ def report(args) -> list[str]:
     tot = {"ours": 0.0, "glasgow": 0.0, "momc": 0.0}
     solved = {"ours": 0, "glasgow": 0, "momc": 0}
     in_reach, missed, worst = [], [], []
+    family_tot: dict = {}
     for r in rows:
         o, g, m = r["ours"], r.get("glasgow"), r.get("momc")
         for k in solved:
@@ -202,15 +206,19 @@ def report(args) -> list[str]:
         ratio = ""
         if better is not None:
             in_reach.append(r["instance"])
+            fam = family_tot.setdefault(r["family"], {"ours": 0.0, "glasgow": 0.0, "momc": 0.0,
+                                                       "graphs": 0})
+            fam["graphs"] += 1
+            for k in tot:
+                x = r.get(k)
+                # the totals: graphs a peer solved; a solver that did not finish one
+                # counts its limit (at least what it would have cost)
+                if x:
+                    tot[k] += x["cpu"] if x["status"] == "optimal" else limit
+                    fam[k] += x["cpu"] if x["status"] == "optimal" else limit
             if o["status"] == "optimal":
                 ratio = f"{o['cpu'] / max(better, 1e-3):.2f}"
                 worst.append((o["cpu"] / max(better, 1e-3), r["instance"]))
-                for k in tot:
-                    x = r.get(k)
-                    # the totals: graphs a peer solved; a solver that did not finish one
-                    # counts its limit (at least what it would have cost)
-                    if x:
-                        tot[k] += x["cpu"] if x["status"] == "optimal" else limit
             else:
                 missed.append(r["instance"])
                 ratio = f"> {limit / max(better, 1e-3):.1f}"
@@ -232,6 +240,12 @@ def report(args) -> list[str]:
                  f"where it did not finish): ours {tot['ours']:.1f} s, glasgow {tot['glasgow']:.1f} s, "
                  f"MoMC {tot['momc']:.1f} s; ours / the better peer's total "
                  f"{tot['ours'] / better_tot:.2f} (target ≤ 0.67)")
+    for family, t in sorted(family_tot.items()):
+        better_tot = min((v for k, v in t.items() if k in ("glasgow", "momc") and v), default=0)
+        if better_tot:
+            L.append(f"- {family} only ({t['graphs']} graphs a peer solved): ours {t['ours']:.1f} s, "
+                     f"glasgow {t['glasgow']:.1f} s, MoMC {t['momc']:.1f} s; ours / the better "
+                     f"peer's total {t['ours'] / better_tot:.2f}")
     if worst:
         worst.sort(reverse=True)
         L.append("- worst graphs against the better peer: " + ", ".join(
