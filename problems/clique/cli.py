@@ -4,7 +4,7 @@
 
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
                        [--k K] [--bound auto|colour|recolour|infra|maxsat|incmaxsat|greedy|sampling|size]
-                       [--order degeneracy|degree|colour-sort] [--heuristic greedy|none]
+                       [--order degeneracy|degree|colour-sort|iset] [--heuristic amts|greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
     stealsearch factorize GRAPH K     # a k-factorization as a clique in the k-factor graph
@@ -54,8 +54,9 @@ def register(subparsers) -> None:
     p.add_argument("--order", choices=ORDERS, default="degeneracy",
                    help="initial vertex order of the MCS-family bounds")
     p.add_argument("--heuristic", choices=HEURISTICS, default=None,
-                   help="initial clique before the search (max mode; when absent: greedy for "
-                        "the MCS-family bounds, none for the seed's)")
+                   help="initial clique before the search (max mode; when absent: amts -- "
+                        "greedy, then the AMTS tabu search -- for the MCS-family bounds, none "
+                        "for the seed's)")
     add_backend_arguments(p)
     p.set_defaults(func=run_clique)
 

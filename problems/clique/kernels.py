@@ -36,7 +36,9 @@ Kernels
                     MCS-style native solvers without them (G(1000,.5): 79.2 M nodes
                     here, 78.7 M native).
 ``reason_kernel``   the colour kernel plus reasoning over the colour classes before
-                    branching, by ``level``: 1 Re-NUMBER (Tomita's MCS, San Segundo's
+                    branching, by ``level`` (level 0 is ``colour_kernel`` itself: the
+                    reason kernel hands it over, one code path; both push children
+                    through ``_push_children``): 1 Re-NUMBER (Tomita's MCS, San Segundo's
                     BBMCR), 2 + the infra-chromatic test (San Segundo, Nikolaev and
                     Batsyn's BBMCX), 3 failed-literal detection by unit propagation
                     over the classes, dropping whole colour classes (Li and Quan's
@@ -83,6 +85,29 @@ def _improve(stack, r, lev, W, solution):
     solution[0] = lev
     for w in range(W):
         solution[1 + w] = stack[r, X0 + w]
+
+
+@njit(nogil=True, cache=True)
+def _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W):
+    """The children of the node at row ``r`` (clique Xs, level ``lev``): vertex
+    ``order[i]`` with bound ``lev + col[i]`` at row ``r + i``, the last one on top; child i
+    sees the candidates not yet branched on (the vertices after it are removed)."""
+    P0 = X0 + W
+    one = np.int64(1)
+    for w in range(W):
+        U[w] = stack[r, P0 + w]
+    for i in range(cnt - 1, -1, -1):
+        v = order[i]
+        c = r + i
+        stack[c, LEVEL] = lev + 1
+        stack[c, BOUND] = lev + col[i]
+        for w in range(W):
+            stack[c, X0 + w] = Xs[w]
+            stack[c, P0 + w] = U[w] & adj[v, w]
+        vw = v >> 6
+        vb = one << (v & 63)
+        stack[c, X0 + vw] |= vb
+        U[vw] &= ~vb
 
 
 @njit(nogil=True, cache=True)
@@ -153,20 +178,7 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
                             cnt += 1
             # children: highest colour first (on top); child i sees the candidates
             # not yet branched on (vertices after it in the order are removed)
-            for w in range(W):
-                U[w] = stack[r, P0 + w]
-            for i in range(cnt - 1, -1, -1):
-                v = order[i]
-                c = r + i
-                stack[c, LEVEL] = lev + 1
-                stack[c, BOUND] = lev + col[i]
-                for w in range(W):
-                    stack[c, X0 + w] = Xs[w]
-                    stack[c, P0 + w] = U[w] & adj[v, w]
-                vw = v >> 6
-                vb = one << (v & 63)
-                stack[c, X0 + vw] |= vb
-                U[vw] &= ~vb
+            _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
         top = r + cnt
         if improved:
             return top, IMPROVED, best
@@ -676,8 +688,10 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     orders them); propagation stops after 62 forcing steps (the reasons are a 64-bit
     mask); Re-NUMBER may move the displaced vertex to any other active class; the
     vertices are tried in vertex order.
-    ``level = 0`` gives the same tree as ``colour_kernel``.
+    ``level = 0`` is :func:`colour_kernel` (one code path: this kernel hands level 0 to it).
     """
+    if level == 0:
+        return colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj)
     n = adj.shape[0]
     W = adj.shape[1]
     P0 = X0 + W
@@ -917,20 +931,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                         order[cnt] = w * 64 + b
                         col[cnt] = k
                         cnt += 1
-            for w in range(W):
-                U[w] = stack[r, P0 + w]
-            for i in range(cnt - 1, -1, -1):
-                v = order[i]
-                c = r + i
-                stack[c, LEVEL] = lev + 1
-                stack[c, BOUND] = lev + col[i]
-                for w in range(W):
-                    stack[c, X0 + w] = Xs[w]
-                    stack[c, P0 + w] = U[w] & adj[v, w]
-                vw = v >> 6
-                vb = one << (v & 63)
-                stack[c, X0 + vw] |= vb
-                U[vw] &= ~vb
+            _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
         top = r + cnt
         if improved:
             return top, IMPROVED, best
@@ -1325,6 +1326,55 @@ def colour_sort_order(adj, n, base):
     for i in range(n):
         out[i] = base[pos[i]]
     return out
+
+
+@njit(nogil=True, cache=True)
+def iset_partition(adj, n):
+    """A partition of V into independent sets (colour classes), each grown greedily in
+    the vertices not yet placed: the next member is the candidate with the fewest
+    neighbours among the remaining candidates (the minimum-degree heuristic for a large
+    independent set), as in MoMC's MaxIndSet ordering (which searches for a maximum
+    independent set each time) and CliSAT's COLOR-SORT.  The number of classes bounds
+    omega; on BHOSLIB graphs (n/k groups of mutually non-adjacent vertices) it finds the
+    groups, so the bound is omega itself.  Returns the vertices listed class by class
+    (first class first) and the number of classes.  O(n^2 W) word operations."""
+    W = adj.shape[1]
+    one = np.int64(1)
+    out = np.empty(n, np.int64)
+    R = np.zeros(W, np.int64)
+    for v in range(n):
+        R[v >> 6] |= one << (v & 63)
+    cand = np.empty(W, np.int64)
+    placed = 0
+    k = 0
+    while placed < n:
+        for w in range(W):
+            cand[w] = R[w]
+        while True:
+            pick = -1
+            fewest = n + 1
+            for w in range(W):
+                q = cand[w]
+                while q != 0:
+                    b = ctz(q)
+                    q &= ~(one << b)
+                    v = w * 64 + b
+                    d = 0
+                    for w2 in range(W):
+                        d += popcount(cand[w2] & adj[v, w2])
+                    if d < fewest:
+                        fewest = d
+                        pick = v
+            if pick < 0:
+                break
+            out[placed] = pick
+            placed += 1
+            R[pick >> 6] &= ~(one << (pick & 63))
+            for w in range(W):
+                cand[w] &= ~adj[pick, w]
+            cand[pick >> 6] &= ~(one << (pick & 63))
+        k += 1
+    return out, k
 
 
 @njit(nogil=True, cache=True)

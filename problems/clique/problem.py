@@ -16,9 +16,11 @@ Modes (``mode=``):
                      ENUMERATE).  In a graph with no vertex the empty clique is the
                      one maximal clique.
 
-Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"maxsat"`` on graphs of
-density >= 0.7 whose greedy initial clique has >= 12 vertices and ``"colour"`` otherwise
-(measured, benchmarks/RESULTS.md); the MCS family
+Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"incmaxsat"`` on graphs of
+density >= 0.8 whose initial clique has >= 12 vertices and >= 0.7 x the root bound,
+``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices,
+and ``"colour"`` otherwise (measured on the DIMACS and BHOSLIB sets, benchmarks/RESULTS.md);
+the MCS family
 on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"``
 (colour plus Tomita's Re-NUMBER), ``"infra"`` (recolour plus San Segundo's
 infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
@@ -29,12 +31,24 @@ Li, Jiang and Manyà 2017); or the seed's
 §2.1).  See :mod:`stealsearch.problems.clique.kernels`; benchmarks/RESULTS.md measures them.
 
 Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
-removal), ``"degree"`` (decreasing degree) or ``"colour-sort"`` (greedy colour classes
-of the degeneracy order, lowest colour first).  Initial clique (``heuristic=``, max
-mode; the default for the MCS family, ``"none"`` for the seed's bounds): ``"greedy"``
-grows a clique from every vertex in turn (dynamic degree, capped work) before the
-search; the clique, checked by the independent verifier, is the first incumbent and
-the answer when the search finds nothing larger, so the result stays exact; ``"none"`` starts from the empty clique (the seed's ``OptSize <- 0``).
+removal), ``"degree"`` (decreasing degree), ``"colour-sort"`` (greedy colour classes
+of the degeneracy order, lowest colour first) or ``"iset"`` (the independent-set
+partition of :func:`kernels.iset_partition`, class by class: MoMC's MaxIndSet ordering).
+Initial clique (``heuristic=``, max mode): ``"amts"`` (the default for the MCS family)
+runs ``"greedy"`` and then Wu and Hao's adaptive multistart tabu search from its clique
+(:mod:`.local_search`, an iteration budget scaled to the graph, a fixed seed);
+``"greedy"`` grows a clique from every vertex in turn (dynamic degree, capped work);
+either clique, checked by the independent verifier, is the first incumbent of every
+worker (:meth:`initial_incumbent`) and the answer when the search finds nothing larger,
+so the result stays exact; ``"none"`` (the default for the seed's bounds) starts from
+the empty clique (the seed's ``OptSize <- 0``).  Its size, seconds and AMTS iterations
+are in the result's ``info`` (``initial_clique``, ``initial_seconds``,
+``amts_iterations``).
+
+Root bound (MCS family): omega <= the fewer colours of the greedy colouring in the
+search's order and of the independent-set partition (``root_bound`` in ``info``); the
+root row carries it, so a first incumbent that reaches it ends the search with no node
+expanded (hamming*, san*, frb30-15-*: CliSAT's "0 steps").
 
 >>> from stealsearch.engine.solve import solve
 >>> from stealsearch.problems.clique.generators import seed_figure_1_1
@@ -46,11 +60,14 @@ the answer when the search finds nothing larger, so the result stays exact; ``"n
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from stealsearch.engine.problem import Mode, Problem
 
 from . import kernels
+from .local_search import AMTS_DEPTH, amts, amts_iterations
 from .model import CliqueInputError, Graph, bitset_to_indices, words_for
 from .verify import check_clique
 
@@ -68,12 +85,25 @@ FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
 BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
 AUTO_MAXSAT_DENSITY = 0.7
 AUTO_MAXSAT_CLIQUE = 12
+#: ``auto`` picks ``incmaxsat`` (MoMC's reasoning) instead of ``maxsat`` where the density
+#: is >= AUTO_INCMAXSAT_DENSITY and the first incumbent is >= AUTO_INCMAXSAT_GAP x the root
+#: bound: a large clique close to the colouring bound (gen*, MANN, frb; issue 23).  There
+#: MoMC's stronger reasoning proves the incumbent in far fewer nodes (gen400_p0.9_55: 1 node
+#: against 1.8 M), while on dense graphs with a small clique for their colouring
+#: (sanr200_0.9, C125.9, p_hat*-3, brock) its cost per node does not pay.
+AUTO_INCMAXSAT_DENSITY = 0.8
+AUTO_INCMAXSAT_GAP = 0.7
 #: reasoning level of :func:`kernels.reason_kernel` per bound
 REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4}
-ORDERS = ("degeneracy", "degree", "colour-sort")
-HEURISTICS = ("greedy", "none")
+ORDERS = ("degeneracy", "degree", "colour-sort", "iset")
+HEURISTICS = ("amts", "greedy", "none")
 #: cap on the initial heuristic's work (candidate evaluations of W words each)
 HEURISTIC_EFFORT = 2_000_000
+#: AMTS's random seed (fixed: a run, its first incumbent and its tree are reproducible)
+AMTS_SEED = 1
+#: the independent-set partition of the root bound is computed when n^2 W word operations
+#: stay below this (about 0.5 s); above it the root bound is the greedy colouring's
+ISET_WORK_LIMIT = 500_000_000
 
 
 #: The largest decide target (the kernels' incumbent is an int64).
@@ -107,7 +137,7 @@ class CliqueProblem(Problem):
         if heuristic is None:
             # the seed's bounds keep the seed's start (OptSize <- 0): their node counts
             # are the seed's tables' analogue
-            heuristic = "greedy" if bound in FAST_BOUNDS else "none"
+            heuristic = "amts" if bound in FAST_BOUNDS else "none"
         if heuristic not in HEURISTICS:
             raise CliqueInputError(f"unknown heuristic {heuristic!r}; expected one of "
                                    f"{', '.join(HEURISTICS)}")
@@ -133,9 +163,20 @@ class CliqueProblem(Problem):
         self.row_width = 2 + (3 if mode == "count-maximal" else 2) * W
         self.max_children = max(n, 1)
         self.solution_size = 1 + W
+        # the root bound: omega <= the fewer colours of two colourings of G (the greedy
+        # one in the search's order, the independent-set partition); the root row carries
+        # it, so a first incumbent that reaches it ends the search before a node
+        self.root_bound = n
         if mode in ("max", "decide") and bound in FAST_BOUNDS:
-            self.order = vertex_order(graph, order)
+            isets = None
+            if n and n * n * W <= ISET_WORK_LIMIT:
+                isets, n_isets = kernels.iset_partition(graph.rows.view(np.int64), n)
+                self.root_bound = int(n_isets)
+            self.order = isets if order == "iset" and isets is not None else vertex_order(graph, order)
             self.adj = graph.permuted(self.order).view(np.int64)
+            if n:
+                greedy = kernels.greedy_colour_classes(self.adj, n).shape[0]
+                self.root_bound = min(self.root_bound, int(greedy))
         else:
             self.order = np.arange(n, dtype=np.int64)
             self.adj = graph.rows.view(np.int64)
@@ -145,8 +186,16 @@ class CliqueProblem(Problem):
             self.classes = np.zeros((1, W), np.int64)
         # the initial clique (max mode): vertices in the kernel's numbering
         self.start_clique = np.zeros(0, np.int64)
-        if mode == "max" and heuristic == "greedy" and n:
+        self.initial_seconds = 0.0
+        self.amts_iterations = 0
+        if mode == "max" and heuristic != "none" and n:
+            t0 = time.perf_counter()
             self.start_clique = kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)
+            if heuristic == "amts":
+                self.start_clique, self.amts_iterations = amts(
+                    self.adj, n, self.start_clique, amts_iterations(n, graph.density()),
+                    AMTS_DEPTH, self.root_bound, AMTS_SEED)
+            self.initial_seconds = time.perf_counter() - t0
             # checked by the independent verifier before it may prune anything
             check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),
                          maximal=True)
@@ -155,6 +204,9 @@ class CliqueProblem(Problem):
                       else len(kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
             if clique >= AUTO_MAXSAT_CLIQUE:
                 self.bound = "maxsat"
+                if (graph.density() >= AUTO_INCMAXSAT_DENSITY
+                        and clique >= AUTO_INCMAXSAT_GAP * self.root_bound):
+                    self.bound = "incmaxsat"
 
     # -- engine contract --------------------------------------------------------------
     @property
@@ -181,7 +233,8 @@ class CliqueProblem(Problem):
         n, W = self.graph.n, self.words
         row = np.zeros((1, self.row_width), dtype=np.int64)
         row[0, kernels.LEVEL] = 0
-        row[0, kernels.BOUND] = n + 1
+        fast = self.bound in FAST_BOUNDS and self.clique_mode in ("max", "decide")
+        row[0, kernels.BOUND] = min(n + 1, self.root_bound) if fast else n + 1
         full = np.zeros(W, dtype=np.uint64)
         if n:
             idx = np.arange(n)
@@ -202,7 +255,8 @@ class CliqueProblem(Problem):
 
     def row_bounds(self, rows: np.ndarray) -> np.ndarray:
         """The bound each row carries (ℓ + colours, or the parent's M)."""
-        return np.minimum(rows[:, kernels.BOUND], self.graph.n).astype(np.int64)
+        cap = min(self.graph.n, self.root_bound)       # omega <= the root bound everywhere
+        return np.minimum(rows[:, kernels.BOUND], cap).astype(np.int64)
 
     def decode(self, solution: np.ndarray, value: int) -> list:
         """The clique as the graph's labels, in increasing vertex order."""
@@ -225,7 +279,9 @@ class CliqueProblem(Problem):
                 "density": round(g.density(), 6), "clique_mode": self.clique_mode,
                 "bound": self.bound if self.mode is not Mode.ENUMERATE else None, "k": self.k,
                 "order": self.order_name if self.bound in FAST_BOUNDS else "natural",
-                "initial_clique": len(self.start_clique)}
+                "initial_clique": len(self.start_clique), "initial_heuristic": self.heuristic,
+                "initial_seconds": round(self.initial_seconds, 6),
+                "amts_iterations": int(self.amts_iterations), "root_bound": int(self.root_bound)}
 
 
 def vertex_order(graph: Graph, order: str) -> np.ndarray:
@@ -237,6 +293,8 @@ def vertex_order(graph: Graph, order: str) -> np.ndarray:
     if order == "degree":
         return kernels.degree_order(rows, n)
     dgn = kernels.degeneracy_order(rows, n)
+    if order == "iset":
+        return kernels.iset_partition(rows, n)[0]
     if order == "colour-sort":
         return kernels.colour_sort_order(rows, n, dgn)
     return dgn
