@@ -452,11 +452,6 @@ def _run_dask_tasks(client, fn, items, deadline, bar):
     return [gathered.get(f.key) for f in futures], len(gathered) < len(futures)
 
 
-#: The keys every engine result's JSON has (see stealsearch/schemas/result.schema.json).
-RESULT_KEYS = ("status", "mode", "objective", "bound", "count", "nodes", "search_seconds",
-               "wall_seconds", "backend", "workers")
-
-
 def result_json(result, **extra) -> dict:
     """An engine SearchResult as the one documented JSON object: the result's own keys
     (``status``, ``mode``, ``objective``, ``bound``, ``count``, ``nodes``,

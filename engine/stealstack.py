@@ -70,7 +70,6 @@ class SharedPortion:
         self.rows_acquired = 0
         self.acquires = 0
         self.rows_given = 0
-        self.steals_answered = 0
         #: set by close(): the epoch is over on this worker, thieves get nothing
         self.closed = False
 
@@ -148,7 +147,6 @@ class SharedPortion:
             taken = self._take_oldest(max(1, want))
             self.credit_exp += 1
             self.rows_given += len(taken)
-            self.steals_answered += 1
             return taken, self.credit_exp
 
     def drain(self) -> np.ndarray:

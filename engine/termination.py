@@ -25,7 +25,6 @@ Every coordinator serves one epoch (:mod:`stealsearch.engine.epochs`): credit is
 from __future__ import annotations
 
 import threading
-import time
 from fractions import Fraction
 
 
@@ -40,19 +39,16 @@ class Coordinator:
         self.last_seq = [0] * n_workers
         self.lock = threading.Lock()
         self.returned = Fraction(0)
-        self.credit_messages = 0
         self.nodes = [0] * n_workers
         self.shared_sizes = [0] * n_workers
         self.steals = [0] * n_workers
         self.best: int | None = None
         self.stop_reason: str | None = None
-        self.stopped_at: float | None = None
 
     def add_credit(self, exponent: int) -> bool:
         """Take back credit 2^-exponent; True when the search just became exhausted."""
         with self.lock:
             self.returned += Fraction(1, 2 ** exponent)
-            self.credit_messages += 1
             if self.returned > self.n:
                 raise AssertionError(f"credit overflow: {self.returned} > {self.n}")
             if self.returned == self.n and self.stop_reason is None:
@@ -97,7 +93,6 @@ class Coordinator:
 
     def _stop(self, reason: str) -> bool:
         self.stop_reason = reason
-        self.stopped_at = time.time()
         return True
 
     def snapshot(self) -> dict:

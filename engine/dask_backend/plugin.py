@@ -156,11 +156,6 @@ SHARES: dict[tuple[str, str, int], Share] = {}
 CHANGED = threading.Condition()
 
 
-def _notify() -> None:
-    with CHANGED:
-        CHANGED.notify_all()
-
-
 def _stop_recorded(key, reason: str) -> None:
     """A stop for an epoch whose task has not started here: remember it; one that
     discards the epoch drops its share."""

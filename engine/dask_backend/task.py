@@ -7,8 +7,6 @@ discarded epoch).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..result import WorkerStats

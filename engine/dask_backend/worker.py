@@ -358,7 +358,6 @@ class WorkerSearch:
         stop = self.stop_event
         backoff = pol.idle_backoff
         idle_since = None
-        t0 = time.time()
         try:
             while not stop.is_set():
                 if len(stack):
