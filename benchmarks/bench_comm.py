@@ -49,7 +49,7 @@ def fill_shared(dask_worker=None):
     """A fake search entry on the victim whose shared portion never runs dry: the real
     handler method (WorkerSearch.handle_steal) answers, through the real router."""
     from stealsearch.engine.dask_backend import plugin
-    from stealsearch.engine.dask_backend.worker import WorkerSearch
+    from stealsearch.engine.worker import WorkerSearch
     from stealsearch.engine.stack import RowCodec
     from stealsearch.engine.stealstack import SharedPortion
 

@@ -107,9 +107,8 @@ def run_lanes(problem: Problem, threads: int, *, policy: StealPolicy | None = No
               cut: Cut | None = None) -> SearchResult:
     """Search ``problem`` with ``threads`` lanes in this process (see the module docstring)."""
 
-    from .dask_backend.wire import EpochSpec
-    from .dask_backend.worker import WorkerSearch
-    from .sequential import DEFAULT_CHECKPOINT_EVERY
+    from .epochs import DEFAULT_CHECKPOINT_EVERY, EpochSpec
+    from .worker import WorkerSearch
 
     policy = policy or StealPolicy()
     t0 = time.perf_counter()

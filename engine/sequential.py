@@ -25,7 +25,7 @@ import time
 
 from . import interrupts
 from .checkpoint import CheckpointWriter
-from .epochs import Cut
+from .epochs import DEFAULT_CHECKPOINT_EVERY, Cut
 from .estimate import ProgressEstimator
 from .outcome import INTERRUPT_REASONS, build_result, improve, remaining_bound
 from .policy import StealPolicy
@@ -33,9 +33,6 @@ from .problem import IMPROVED, Mode, Problem
 from .progress import Progress
 from .result import SearchResult, WorkerStats
 from .stack import BudgetTuner, make_stack
-
-#: seconds between cuts written to disk (with ``checkpoint=DIR``)
-DEFAULT_CHECKPOINT_EVERY = 5.0
 
 
 def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,

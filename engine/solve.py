@@ -52,7 +52,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
         :func:`stealsearch.engine.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
-        portion (:mod:`stealsearch.engine.dask_backend.worker`); default 1 (measured:
+        portion (:mod:`stealsearch.engine.worker`); default 1 (measured:
         benchmarks/results/threads.md).  With backend "sequential": that many threads
         in this process (:mod:`stealsearch.engine.lanes`); the ramp-up's first phase runs one.
     """

@@ -24,7 +24,7 @@ thief takes, so a row can never be stolen from a worker that has no credit.
 
 Lanes (several search threads on one portion)
 ---------------------------------------------
-A worker may run several *lanes* (:mod:`stealsearch.engine.dask_backend.worker`): threads with a
+A worker may run several *lanes* (:mod:`stealsearch.engine.worker`): threads with a
 local stack each, all releasing into and acquiring from this one portion (the
 in-memory steal between the threads of a process: no message, no credit).  The
 portion then counts its *active* lanes under its lock.  A lane is marked inactive

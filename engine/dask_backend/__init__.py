@@ -30,6 +30,6 @@ Modules: :mod:`.wire` (message names, typed set-up and outcome), :mod:`.worker`
 :mod:`.plugin` (the router, the problem table and the hand-over of a closing worker),
 :mod:`.driver` (the client).
 """
-from .driver import (DEFAULT_CHECKPOINT_EVERY, PEER_TIMEOUT, first_cut, live_workers,  # noqa: F401
+from .driver import (PEER_TIMEOUT, first_cut, live_workers,  # noqa: F401
                      run_dask)
 from .plugin import PLUGIN_NAME, SEARCHES, StealstackPlugin  # noqa: F401

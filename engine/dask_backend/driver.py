@@ -55,7 +55,7 @@ from distributed import wait as distributed_wait
 
 from .. import interrupts
 from ..checkpoint import CheckpointWriter
-from ..epochs import Cut, deal
+from ..epochs import DEFAULT_CHECKPOINT_EVERY, Cut, EpochOutcome, EpochSpec, conserves, deal, handler_name
 from ..errors import InputError, SearchFailed
 from ..outcome import INTERRUPT_REASONS, build_result, improve, merge_history, remaining_bound
 from ..policy import StealPolicy
@@ -65,7 +65,7 @@ from ..progress import Progress
 from ..result import SearchResult, WorkerStats
 from ..stack import make_stack
 from .plugin import PLUGIN_NAME, StealstackPlugin
-from .wire import EpochOutcome, EpochSpec, ShareTicket, handler_name
+from .wire import ShareTicket
 from .task import run_epoch, stop_searches
 
 logger = logging.getLogger("stealsearch")
@@ -73,9 +73,6 @@ logger = logging.getLogger("stealsearch")
 #: a peer call (steal, credit, stop) slower than this aborts the epoch; healthy calls
 #: take ~1 ms (ARCHITECTURE.md), so this only catches stalled or dead peers
 PEER_TIMEOUT = 10.0
-#: default seconds between consistent cuts (the epoch length; also the work lost per
-#: failure, and how long an orphaned search can outlive its client)
-DEFAULT_CHECKPOINT_EVERY = 5.0
 #: rows the client expands at most before the first deal
 SETUP_NODE_CAP = 10_000
 #: how often the client polls for progress and for lost workers
@@ -530,15 +527,6 @@ class _Epoch:
         return missing
 
 
-def _epoch_conserves(outs) -> bool:
-    released = sum(o.stats.rows_released for o in outs)
-    acquired = sum(o.stats.rows_acquired for o in outs)
-    stolen = sum(o.stats.rows_stolen for o in outs)
-    given = sum(o.stats.rows_given for o in outs)
-    left = sum(o.rows_left_shared for o in outs)
-    return released == acquired + stolen + left and stolen == given
-
-
 def run_dask(problem: Problem, client, *, workers: int | None = None,
              policy: StealPolicy | None = None, time_limit: float | None = None,
              node_limit: int | None = None, progress: bool = False,
@@ -690,7 +678,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     run.wind_down("interrupted", INTERRUPT_GRACE)
                     outs = [run.outcomes[r] for r in sorted(run.outcomes)]
                     if len(outs) == len(peers) and not any(o.failure for o in outs) \
-                            and _epoch_conserves(outs):
+                            and conserves(outs):
                         cut = _commit(problem, cut, outs, codec)
                         _add_stats(stats, outs)
                         rows_left_shared += sum(o.rows_left_shared for o in outs)
@@ -700,7 +688,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     break
                 for addr in run.problem_missing:
                     shipper.forget(addr)
-                if verdict == "done" and run.retiring and not _epoch_conserves(
+                if verdict == "done" and run.retiring and not conserves(
                         [run.outcomes[r] for r in range(len(peers))]):
                     verdict, why = "abort", "rows not conserved across a hand-over"
                 if verdict == "abort":
@@ -722,7 +710,7 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
                     logger.info("epoch %d: %s left gracefully; their rows were handed over",
                                 epoch, ", ".join(peers[r] for r in run.retiring))
                 outs = [run.outcomes[r] for r in range(len(peers))]
-                if not _epoch_conserves(outs):
+                if not conserves(outs):
                     raise SearchFailed("row conservation violated in an epoch (a protocol bug)")
                 cut = _commit(problem, cut, outs, codec)
                 if estimator:

@@ -66,7 +66,8 @@ from dataclasses import dataclass, field
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from .wire import COORDINATOR_OPS, GONE, SETUP_OPS, WORKER_OPS, handler_name
+from ..epochs import COORDINATOR_OPS, GONE, WORKER_OPS, handler_name
+from .wire import SETUP_OPS
 
 logger = logging.getLogger("stealsearch")
 

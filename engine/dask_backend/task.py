@@ -1,7 +1,7 @@
 """The Dask tasks and worker-side calls of a search: the long-running task of one
 worker in one epoch (:func:`run_epoch`), its wait for the search's problem and for
 its share of rows, and the client's teardown (:func:`stop_searches`).  The search
-loop itself is :class:`.worker.WorkerSearch`; the problem and share tables are
+loop itself is the worker core, :class:`stealsearch.engine.worker.WorkerSearch`; the problem and share tables are
 :mod:`.plugin` (which says why a share is searched at most once, and never for a
 discarded epoch).
 """
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..epochs import EpochOutcome, EpochSpec
 from ..result import WorkerStats
 from ..stack import make_stack
+from ..worker import WorkerSearch
 from . import plugin
-from .wire import EpochOutcome, EpochSpec, ShareTicket
-from .worker import WorkerSearch
+from .wire import ShareTicket
 
 
 def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:

@@ -15,7 +15,7 @@ from stealsearch.engine import SearchFailed, solve
 from stealsearch.engine.dask_backend import driver
 from stealsearch.engine.dask_backend.plugin import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
-from stealsearch.engine.dask_backend.wire import EpochSpec
+from stealsearch.engine.epochs import EpochSpec
 from stealsearch.problems.uts import UTSParams, UTSProblem
 from procutil import _alive, owned_cluster, wait_until, worker_pids
 
@@ -92,7 +92,7 @@ def test_progress_snapshot_has_each_workers_local_size_and_idle_flag():
     """The coordinator's progress snapshot (the dashboard's per-worker figures): the
     existing keys, plus each worker's local stack size and whether it is looking for
     work, as of its latest report (a late report does not win)."""
-    from stealsearch.engine.dask_backend.worker import CoordinatorEndpoint
+    from stealsearch.engine.termination import CoordinatorEndpoint
     from stealsearch.engine.termination import Coordinator
 
     end = CoordinatorEndpoint(search=None, coordinator=Coordinator(2, None))
