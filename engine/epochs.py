@@ -127,12 +127,25 @@ class Cut:
             self.best_value, self.best_buffer = int(value), np.asarray(buffer).copy()
         self.history = list(self.history) + list(history)
 
-    def advance(self, problem: Problem, batches: dict, counters: list) -> "Cut":
-        """The cut after one committed epoch (counters are added, rows replaced)."""
-        return Cut(batches=batches, counters=reduce_counters(problem, [self.counters] + counters),
-                   best_value=self.best_value, best_buffer=self.best_buffer,
-                   history=list(self.history), elapsed=self.elapsed, epochs=self.epochs + 1,
-                   recoveries=self.recoveries, nodes_redone=self.nodes_redone)
+    def commit(self, problem: Problem, outcomes) -> "Cut":
+        """The cut after a committed epoch: every worker's rows replace this cut's, its
+        counters are added to the committed ones, a better solution is kept."""
+        new = Cut(batches={o.address: o.rows for o in outcomes},
+                  counters=reduce_counters(problem, [self.counters] + [o.counters for o in outcomes]),
+                  best_value=self.best_value, best_buffer=self.best_buffer,
+                  history=list(self.history), elapsed=self.elapsed, epochs=self.epochs + 1,
+                  recoveries=self.recoveries, nodes_redone=self.nodes_redone)
+        for o in outcomes:
+            new.offer(o.best_value, o.best_buffer, o.history)
+        return new
+
+    def roll_back(self, outcomes) -> None:
+        """This cut again after an aborted epoch: its rows and counters stay, the epoch's
+        nodes are counted as re-done; a better (verified) solution is kept."""
+        for o in outcomes:
+            self.offer(o.best_value, o.best_buffer, o.history)
+        self.recoveries += 1
+        self.nodes_redone += sum(int(o.counters[0]) for o in outcomes)
 
 
 def deal(cut: Cut, workers: list[str], codec) -> list:

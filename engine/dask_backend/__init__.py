@@ -30,6 +30,7 @@ Modules: :mod:`.wire` (message names, typed set-up and outcome), :mod:`.worker`
 :mod:`.plugin` (the router, the problem table and the hand-over of a closing worker),
 :mod:`.driver` (the client).
 """
-from .driver import (PEER_TIMEOUT, first_cut, live_workers,  # noqa: F401
-                     run_dask)
+from .calls import live_workers  # noqa: F401
+from .driver import DaskTransport, first_cut, run_dask  # noqa: F401
 from .plugin import PLUGIN_NAME, SEARCHES, StealstackPlugin  # noqa: F401
+from .timeouts import PEER_TIMEOUT  # noqa: F401
