@@ -161,7 +161,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                                  "portion; with --sequential, T threads in this process, no "
                                  "Dask (default 1; benchmarks/results/threads.md)")
     if policy:
-        from .policy import StealPolicy
+        from .policy import VICTIM_ORDERS, StealPolicy
 
         d = StealPolicy()
         g = parser.add_argument_group("steal policy (see stealsearch.engine.policy.StealPolicy)")
@@ -172,7 +172,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
         g.add_argument("--acquire", type=int, default=d.acquire, metavar="A",
                        help="rows taken back from the own shared portion at a time")
         g.add_argument("--victims", default=d.victims,
-                       choices=("ring", "random", "permutation", "richest"),
+                       choices=VICTIM_ORDERS,
                        help="victim order when looking for work")
         g.add_argument("--steal-half", action=argparse.BooleanOptionalAction,
                        default=d.steal_half,
@@ -237,12 +237,15 @@ def cluster_options(args: argparse.Namespace) -> dict:
 
 # --- resilience: checkpoints and resume (owner: the resilience work, issue #10) ----------
 def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    from .epochs import DEFAULT_CHECKPOINT_EVERY
+
     g = parser.add_argument_group("checkpoints (continue with: stealsearch resume DIR)")
     g.add_argument("--checkpoint", metavar="DIR", default=None,
                    help="write every consistent cut of the search into DIR (atomically)")
     g.add_argument("--checkpoint-every", type=float, default=None, metavar="S",
-                   help="seconds between consistent cuts (default 5): also the most work a "
-                        "lost worker costs, per worker")
+                   help=f"seconds between consistent cuts (default "
+                        f"{DEFAULT_CHECKPOINT_EVERY:g}): also the most work a lost worker "
+                        "costs, per worker")
 
 
 def checkpoint_kwargs(args: argparse.Namespace) -> dict:

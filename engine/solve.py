@@ -121,7 +121,6 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
             raise InputError(f"threads per worker must be a whole number >= 1, "
                              f"got {threads_per_worker!r}")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
-    policy = policy or StealPolicy()
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                   checkpoint_info=checkpoint_info, cut=cut)

@@ -15,7 +15,7 @@ import pytest
 from stealsearch.engine import InputError, SearchFailed, solve
 from stealsearch.engine.cluster import dask_client
 from stealsearch.engine.dask_backend import calls
-from stealsearch.engine.dask_backend.plugin import running_searches
+from stealsearch.engine.dask_backend.tables import running_searches
 from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
 

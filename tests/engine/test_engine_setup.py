@@ -13,7 +13,7 @@ import pytest
 
 from stealsearch.engine import SearchFailed, solve
 from stealsearch.engine.dask_backend import calls
-from stealsearch.engine.dask_backend.plugin import (load_count, loaded_problems, loads_under_way,
+from stealsearch.engine.dask_backend.tables import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
 from stealsearch.engine.epochs import EpochSpec
 from stealsearch.problems.uts import UTSParams, UTSProblem

@@ -17,7 +17,7 @@ import pytest
 
 from stealsearch.engine import solve
 from stealsearch.engine.dask_backend import calls, epoch_watch, timeouts
-from stealsearch.engine.dask_backend.plugin import running_searches, shares_held
+from stealsearch.engine.dask_backend.tables import running_searches, shares_held
 from stealsearch.problems.clique import CliqueProblem
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.uts import UTSParams, UTSProblem
