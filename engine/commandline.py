@@ -403,12 +403,12 @@ def client_from_args(args: argparse.Namespace):
 def run_tasks(client, fn, argument_lists, time_limit: float | None = None,
               progress: bool = False, desc: str = "tasks"):
     """Run ``fn(*args)`` for every tuple of ``argument_lists``: as Dask tasks on ``client``
-    (``client.map``), or one after another in this process when ``client`` is ``None``.
+    (:func:`stealsearch.engine.tasks.run_on_cluster`), or one after another in this
+    process when ``client`` is ``None``.  A task's exception is raised here.
 
     Returns ``(results, interrupted)``: ``results[i]`` is ``None`` for a task the time
-    limit stopped (not started in-process; cancelled on Dask).  The wait for the Dask
-    tasks has the time limit as its timeout.  ``progress`` shows a bar of finished
-    tasks on stderr.
+    limit stopped (not started, or cancelled on Dask).  ``progress`` shows a bar of
+    finished tasks on stderr.
     """
     import time
 
@@ -416,43 +416,32 @@ def run_tasks(client, fn, argument_lists, time_limit: float | None = None,
 
     deadline = None if time_limit is None else time.monotonic() + time_limit
     items = [tuple(a) for a in argument_lists]
+    results: list = [None] * len(items)
     bar = tqdm(total=len(items), unit="task", desc=desc, file=sys.stderr, leave=False,
                disable=not progress, mininterval=0.5)
+
+    def past_deadline() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    def done(i, status, value):
+        if status != "ok":
+            raise value          # the task's own exception (no task here has a time)
+        results[i] = value
+        bar.update(1)
+
     try:
         if client is None:
-            results = []
-            for a in items:
-                if deadline is not None and time.monotonic() >= deadline:
-                    return results + [None] * (len(items) - len(results)), True
-                results.append(fn(*a))
-                bar.update(1)
+            for i, a in enumerate(items):
+                if past_deadline():
+                    return results, True
+                done(i, "ok", fn(*a))
             return results, False
-        return _run_dask_tasks(client, fn, items, deadline, bar)
+        from .tasks import run_on_cluster
+
+        left = run_on_cluster(client, fn, items, on_done=done, stop=past_deadline)
+        return results, bool(left)
     finally:
         bar.close()
-
-
-def _run_dask_tasks(client, fn, items, deadline, bar):
-    import asyncio
-    import time
-
-    from distributed import as_completed
-
-    futures = client.map(fn, *zip(*items), pure=False) if items else []
-    timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
-    try:
-        for future in as_completed(futures, timeout=timeout):
-            if future.status == "error":
-                future.result()          # re-raise the task's own exception
-            bar.update(1)
-    except (TimeoutError, asyncio.TimeoutError):
-        pass
-    finished = [f for f in futures if f.status == "finished"]
-    gathered = dict(zip((f.key for f in finished), client.gather(finished)))
-    for f in futures:
-        if f.key not in gathered:
-            f.cancel()
-    return [gathered.get(f.key) for f in futures], len(gathered) < len(futures)
 
 
 def result_json(result, **extra) -> dict:
