@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 from . import interrupts
 from .epochs import Cut
-from .errors import InputError
+from .errors import InputError, first_line
 from .loop import EpochLoop
 from .policy import StealPolicy
 from .problem import Problem
@@ -212,7 +212,7 @@ class _HandOver:
             try:
                 self.starter.result()
             except Exception as exc:
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                reason = first_line(exc)
                 log.warning("note: the cluster did not start (%s); the search goes "
                             "on in this process", reason)
                 self.note = f"failed: {reason}"

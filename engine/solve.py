@@ -171,7 +171,7 @@ def _check_place(place, grace: float) -> None:
     would otherwise surface only after ``grace`` seconds of search)."""
     import numbers
 
-    from .cluster import check_scheduler_address
+    from .addresses import check_scheduler_address
 
     if place.scheduler is not None and place.cluster_config is not None:
         raise InputError("give --scheduler or --cluster-config, not both")
@@ -181,5 +181,5 @@ def _check_place(place, grace: float) -> None:
             place.workers, numbers.Integral) or place.workers < 1):
         raise InputError(f"--workers must be a whole number >= 1, got {place.workers!r}")
     if place.cluster_config is not None:
-        from .cluster import read_cluster_config
+        from .cluster_config import read_cluster_config
         read_cluster_config(place.cluster_config)
