@@ -1,5 +1,10 @@
 """One epoch of the stealstack on one worker: the search object and its handlers.
 
+(One file of ~530 lines on purpose: the lanes, RELEASE/ACQUIRE/FINDWORK, the node-limit
+reservations, the incumbent and the cut share one worker's state under the shared
+portion's and the grant's locks, and the exactness argument below is about all of them
+at once; split, each part would need the others' invariants restated.)
+
 The search loop (seed 003, ch. 3): kernel chunks on the local portion, RELEASE of k
 bottom rows when the local portion exceeds the threshold, ACQUIRE from the own shared
 portion when empty, FINDWORK/STEAL from peers when both are empty.  The epoch ends
@@ -18,11 +23,7 @@ an epoch as a Dask task, :mod:`stealsearch.engine.dask_backend.plugin` routes th
 messages) and :class:`stealsearch.engine.lanes.InProcessWorker` (the lanes of
 ``--sequential --threads-per-worker T``: one worker, no peer, no Dask).  Rank 0 also
 serves the epoch's coordinator (:class:`stealsearch.engine.termination.CoordinatorEndpoint`).
-
-Messages: every one names its search and its epoch (``search_id``, ``epoch``); a host
-routes ``handler_name(op)`` to the search object of that (search, epoch), and answers
-:data:`GONE` when it runs none (an epoch that ended or was discarded: see
-:mod:`stealsearch.engine.epochs`).
+The message names and replies are :mod:`stealsearch.engine.epochs`'.
 
 Lanes: threads inside a worker (hierarchical stealstack, issue #13)
 -------------------------------------------------------------------
