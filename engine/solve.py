@@ -46,7 +46,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         Ctrl-C / SIGTERM (stealsearch.engine.interrupts).
     checkpoint : a directory: every consistent cut is written there (stealsearch.engine.checkpoint),
         and ``resume(checkpoint)`` continues the search later, anywhere.
-    checkpoint_every : seconds between consistent cuts (default 5): the work a lost
+    checkpoint_every : seconds between consistent cuts (default
+        ``epochs.DEFAULT_CHECKPOINT_EVERY``, 5): the work a lost
         worker costs at most, per worker.
     checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
