@@ -48,8 +48,8 @@ def time_handler(peer, k):
 def fill_shared(dask_worker=None):
     """A fake search entry on the victim whose shared portion never runs dry: the real
     handler method (WorkerSearch.handle_steal) answers, through the real router."""
-    from stealsearch.engine.dask_backend import plugin
-    from stealsearch.engine.dask_backend.worker import WorkerSearch
+    from stealsearch.engine.dask_backend import tables
+    from stealsearch.engine.worker import WorkerSearch
     from stealsearch.engine.stack import RowCodec
     from stealsearch.engine.stealstack import SharedPortion
 
@@ -63,7 +63,7 @@ def fill_shared(dask_worker=None):
     entry = WorkerSearch.__new__(WorkerSearch)     # only what handle_steal touches
     entry.stack = Stack()
     entry.shared = Bottomless(Stack.codec)
-    plugin.SEARCHES[(dask_worker.address, "bench-comm", 0)] = entry
+    tables.SEARCHES[(dask_worker.address, "bench-comm", 0)] = entry
 
 
 def time_actor(actor, k):

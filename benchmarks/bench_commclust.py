@@ -117,7 +117,7 @@ def _sizes(sizes) -> str:
 
 def sweep_figures(seeds: int) -> tuple[list[str], float]:
     from stealsearch.engine.cluster import dask_client
-    from stealsearch.problems.commclust.analysis import run_sweep
+    from stealsearch.problems.commclust.sweep import run_sweep
 
     tables = {"CG-like 32": cg_like(32), "CG-like 64": cg_like(64), "EP-like 32": ep_like(32, seed=0),
               "IS-like 32": is_like(32, seed=0), "IS-like 32, exactly uniform": is_like(32, noise=0.0),

@@ -27,7 +27,7 @@ from stealsearch.engine.cluster import dask_client
 from stealsearch.engine.solve import solve
 from stealsearch.problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, round_robin_schedule,
                              swiss_t1)
-from stealsearch.problems.liquid.study import (equivalence_counts, evaluate_allocations, plot_study, run_study,
+from stealsearch.problems.liquid.sweep import (equivalence_counts, evaluate_allocations, plot_study, run_study,
                                    sample_allocations, summarise, warm_kernels)
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     add("### The Swiss-T1 study: 363 classes of equal (nodes, liquid throughput), 2 Dask workers")
     add("")
     add(f"- classes: {summ['classes']} (362 non-empty searched; the empty allocation is the 363rd); "
-        f"equivalence: same number of nodes N and same duration Λ (see `problems/liquid/study.py`)")
+        f"equivalence: same number of nodes N and same duration Λ (see `problems/liquid/sweep.py`)")
     add(f"- study wall time (2 workers, one Dask task per class, median of {runs}): "
         f"**{statistics.median(walls):.1f} s** (runs: {', '.join(f'{w:.1f}' for w in walls)})")
     add(f"- liquid schedule found: **{statuses.count('liquid')} / {len(rows)}**; not liquid: "
@@ -233,7 +233,7 @@ def main(argv=None) -> int:
         "`rx:v` (switch→receiver); a cable is two one-way links; all-to-all includes the self "
         "transfer v→v = {tx:v, rx:v}. This is the model that gives the Annex figure (1024 vertices, "
         "48,704 edges); undirected cables give 72,256 edges, no self transfers 992 / 46,720.")
-    add("- The 363 sub-topologies (`study.py`) are the distinct (N, Λ) pairs over the 5^8 allocations, "
+    add("- The 363 sub-topologies (`sweep.py`) are the distinct (N, Λ) pairs over the 5^8 allocations, "
         "the empty allocation included (362 non-empty); no symmetry group of the network gives 363 "
         "(table above).")
     add("- Round robin (`roundrobin.py`): phase k = T_i → R_((i+k) mod N), each phase split first fit "

@@ -60,11 +60,3 @@ def ctz(x):
     """Index of the lowest 1 bit of a non-zero 64-bit word (64 for 0)."""
     return _cttz64(x)
 
-
-@njit(nogil=True, cache=True)
-def set_size(words):
-    """Number of elements of a bitset stored as int64 words."""
-    c = 0
-    for w in range(words.shape[0]):
-        c += _ctpop64(words[w])
-    return c

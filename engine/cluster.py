@@ -13,34 +13,25 @@ A cluster started here is closed (and its worker processes ended) on exit; a clu
 we merely connected to is left running.  Everything a user can get wrong on the way
 (a malformed address, an absurd worker count, an unknown key in a config file, a
 scheduler that does not answer or has no workers) raises an
-:class:`~stealsearch.engine.errors.InputError` whose message is one line:
-
->>> check_scheduler_address("127.0.0.1:8786")
-'tcp://127.0.0.1:8786'
->>> check_scheduler_address("tcp://headnode")
-Traceback (most recent call last):
-...
-stealsearch.engine.errors.InputError: scheduler address 'tcp://headnode' has no port: expected PROTOCOL://HOST:PORT, e.g. tcp://127.0.0.1:8786
+:class:`~stealsearch.engine.errors.InputError` whose message is one line
+(the address: :mod:`stealsearch.engine.addresses`; a config file:
+:mod:`stealsearch.engine.cluster_config`).
 """
 from __future__ import annotations
 
 import contextlib
-import inspect
-import ipaddress
 import logging
 import numbers
 import os
-import re
 import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import ClusterUnavailable, InputError, SearchFailed
+from .addresses import check_scheduler_address
+from .cluster_config import (DEFAULT_WORKERS, ClusterPlan, check_keys, local_cluster_keywords,
+                             read_cluster_config)
+from .errors import ClusterUnavailable, InputError, SearchFailed, first_line
 
-#: Worker processes of the embedded default cluster (``make demo``).
-DEFAULT_WORKERS = 2
 #: Seconds to reach a scheduler before giving up (``--connect-timeout``).
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: Seconds to wait for the first worker of a scheduler that has none (``--wait-workers``).
@@ -50,13 +41,7 @@ MAX_WORKERS_PER_CORE = 4
 #: A worker process (interpreter, numpy, numba, distributed) needs about this much memory.
 MIN_MEMORY_PER_WORKER = 300 * 2**20
 
-#: Protocols a scheduler address may name: distributed's comm backends, less
-#: ``inproc`` (reachable only from inside the process that created it).
-PROTOCOLS = ("tcp", "tls", "ws", "wss", "ucx")
-
 log = logging.getLogger(__name__)
-
-_HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 
 def _quiet_logs() -> None:
@@ -87,47 +72,6 @@ def _notice(message: str) -> None:
 
 
 # --------------------------------------------------------------------------- checks
-
-def check_scheduler_address(address) -> str:
-    """The normalised ``PROTOCOL://HOST:PORT`` of a scheduler, or InputError.
-
-    Follows distributed's own parsing (``distributed.comm.addressing``): no protocol
-    means ``tcp``; the host and port are required (distributed would otherwise fall
-    back to a default port and hang on a name such as ``foo``).
-    """
-    from distributed.comm.addressing import parse_host_port
-
-    if not isinstance(address, str) or not address.strip():
-        raise InputError(f"scheduler address must be PROTOCOL://HOST:PORT, got {address!r}")
-    if address != address.strip() or any(c.isspace() for c in address):
-        raise InputError(f"scheduler address {address!r} contains white space")
-    protocol, sep, location = address.partition("://")
-    if not sep:
-        protocol, location = "tcp", address
-    if protocol not in PROTOCOLS:
-        raise InputError(f"scheduler address {address!r}: unsupported protocol {protocol!r} "
-                         f"(expected one of {', '.join(p + '://' for p in PROTOCOLS)})")
-    try:
-        host, port = parse_host_port(location)
-    except ValueError as exc:
-        if "missing port" in str(exc):
-            raise InputError(f"scheduler address {address!r} has no port: expected "
-                             "PROTOCOL://HOST:PORT, e.g. tcp://127.0.0.1:8786") from None
-        raise InputError(f"scheduler address {address!r} is malformed: {exc}") from None
-    if not 1 <= port <= 65535:
-        raise InputError(f"scheduler address {address!r}: port {port} is not in 1..65535")
-    if not _valid_host(host):
-        raise InputError(f"scheduler address {address!r}: {host!r} is not a host name or IP address")
-    return f"{protocol}://{location}"
-
-
-def _valid_host(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-        return True
-    except ValueError:
-        return bool(_HOSTNAME.match(host)) and len(host) <= 253
-
 
 def usable_cores() -> int:
     """Cores this process may run on (its affinity mask, not the machine's total)."""
@@ -190,16 +134,16 @@ def _seconds(value, what: str, default: float, env: str | None = None) -> float:
 
 # --------------------------------------------------------------------------- Ctrl-C
 
-def _start_owned(factory: Callable[[], object]):
+def start_owned(factory: Callable[[], object]):
     """Start a cluster with Ctrl-C kept away from its worker processes
     (:func:`stealsearch.engine.interrupts.start_shielded`, the one mechanism); a Ctrl-C during the
     start closes it again and raises KeyboardInterrupt."""
     from . import interrupts
 
-    return interrupts.start_shielded(factory, _close_quietly)
+    return interrupts.start_shielded(factory, close_quietly)
 
 
-def _close_quietly(thing, timeout: float = 30.0) -> None:
+def close_quietly(thing, timeout: float = 30.0) -> None:
     """Close a client or cluster; a failure to close must not hide what went before."""
     try:
         try:
@@ -211,33 +155,6 @@ def _close_quietly(thing, timeout: float = 30.0) -> None:
 
 
 # --------------------------------------------------------------------------- local
-
-def _keywords(*callables) -> set[str]:
-    """The named parameters of ``callables`` (classes: of their ``__init__``)."""
-    names: set[str] = set()
-    for c in callables:
-        for name, p in inspect.signature(c).parameters.items():
-            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-                names.add(name)
-    return names
-
-
-def _check_keys(given, allowed: set[str], where: str) -> None:
-    unknown = sorted(set(given) - allowed)
-    if unknown:
-        raise InputError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(map(repr, unknown))}")
-
-
-def _local_cluster_keywords() -> set[str]:
-    """What ``LocalCluster`` accepts: its own parameters and, through
-    ``**worker_kwargs``, the Nanny's and the Worker's (a key none of them takes
-    would otherwise surface as 'Nanny failed to start' from a worker process)."""
-    from distributed import LocalCluster, Nanny, Worker
-
-    return (_keywords(LocalCluster, Nanny, Worker)
-            - {"self", "n_workers", "processes", "scheduler_ip", "scheduler_file"})
-
 
 def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *,
                   force: bool = False, **kwargs):
@@ -253,7 +170,7 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     from distributed import LocalCluster
 
     workers = check_worker_count(workers, force)
-    _check_keys(kwargs, _local_cluster_keywords(), "local cluster")
+    check_keys(kwargs, local_cluster_keywords(), "local cluster")
     _quiet_logs()
     # a free port, never clashing with another cluster; ":0" would mean every interface
     kwargs.setdefault("dashboard_address", "127.0.0.1:0")
@@ -266,187 +183,26 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     # is captured by each Nanny and handed to its worker process.
     with dask.config.set({"distributed.worker.profile.enabled": False}):
         try:
-            return _start_owned(lambda: LocalCluster(
+            return start_owned(lambda: LocalCluster(
                 n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
                 **kwargs))
         except (ValueError, TypeError, RuntimeError, OSError) as exc:
             # a config's bad value (memory_limit: lots, dashboard_address: x) surfaces
             # here, often wrapped in "Cluster failed to start"; the user needs its line
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ClusterUnavailable(f"the local cluster did not start: {first}") from None
+            raise ClusterUnavailable(f"the local cluster did not start: {first_line(exc)}") from None
 
 
-# --------------------------------------------------------------------------- configs
-
-#: cluster config kind -> the extra that installs what it needs
-EXTRAS = {"ssh": "ssh", "slurm": "jobqueue", "pbs": "jobqueue", "sge": "jobqueue",
-          "lsf": "jobqueue", "kubernetes": "kubernetes"}
-
-
-@dataclass
-class ClusterPlan:
-    """A cluster config file, read and checked, nothing started yet.
-
-    ``factory(**kwargs)`` builds the cluster (for ``kind: scheduler``, ``address`` is
-    set instead and nothing is built); ``scale`` is applied once it is up.
-    """
-    kind: str
-    source: str
-    factory: Callable | None = None
-    kwargs: dict = field(default_factory=dict)
-    scale: dict | None = None
-    address: str | None = None
-    #: worker processes the config asks for (None: unknown, e.g. an existing scheduler)
-    expected_workers: int | None = None
-    #: a ``distributed.security.Security`` to connect with (``kind: tls``)
-    security: object | None = None
-
-    def start(self):
-        """Build the cluster (Ctrl-C safe) and ask for its workers."""
-        cluster = _start_owned(lambda: self.factory(**self.kwargs))
-        if self.scale:
-            try:
-                cluster.scale(**self.scale)
-            except BaseException:
-                _close_quietly(cluster)
-                raise
-        return cluster
-
-
-def _needs(module: str, kind: str, path: str):
-    import importlib
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        extra = EXTRAS[kind]
-        raise InputError(f"{path}: kind {kind!r} needs {module.split('.')[0]}: "
-                         f"pip install 'stealsearch[{extra}]'") from None
-
-
-def read_cluster_config(path: str) -> ClusterPlan:
-    """Read one of ``cluster_configs/*.yaml`` and check every key against the class
-    it goes to, so that a typo is one line naming the key and the file instead of a
-    failure deep inside a worker process, a batch job or a pod."""
-    import yaml
-
-    from .inputs import read_input_text
-
-    if not Path(path).exists():
-        raise InputError(f"cluster config not found: {path}")
-    text = read_input_text(path)      # a directory, binary or gzip data: one line
-    try:
-        spec = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
-    if not isinstance(spec, dict) or "kind" not in spec:
-        raise InputError(f"{path}: expected a mapping with a 'kind' key")
-    spec = dict(spec)
-    kind = spec.pop("kind")
-    where = f"{path} (kind {kind!r})"
-
-    if kind == "local":
-        _check_keys(spec, _local_cluster_keywords() | {"workers", "force"}, where)
-        spec.setdefault("workers", DEFAULT_WORKERS)
-        return ClusterPlan(kind, path, factory=local_cluster, kwargs=spec,
-                           expected_workers=spec["workers"])
-
-    if kind == "scheduler":
-        _check_keys(spec, {"address"}, where)
-        if "address" not in spec:
-            raise InputError(f"{path}: kind 'scheduler' needs an 'address'")
+def start_plan(plan: ClusterPlan):
+    """Build the cluster a config describes (Ctrl-C safe) and ask for its workers."""
+    factory = local_cluster if plan.kind == "local" else plan.factory
+    cluster = start_owned(lambda: factory(**plan.kwargs))
+    if plan.scale:
         try:
-            address = check_scheduler_address(spec["address"])
-        except InputError as exc:
-            raise InputError(f"{path}: {exc}") from None
-        return ClusterPlan(kind, path, address=address)
-
-    if kind == "tls":
-        return _tls_plan(spec, path, where)
-
-    if kind == "ssh":
-        _needs("asyncssh", kind, path)
-        from distributed import Nanny, Scheduler, SpecCluster, Worker
-        from distributed.deploy.ssh import SSHCluster
-
-        _check_keys(spec, _keywords(SSHCluster)
-                    | (_keywords(SpecCluster) - {"workers", "scheduler", "worker"}), where)
-        if not spec.get("hosts") or not isinstance(spec["hosts"], list):
-            raise InputError(f"{path}: kind 'ssh' needs 'hosts', a list "
-                             "(the first runs the scheduler)")
-        # worker_options go to each host's Nanny (and on to its Worker); SSHCluster
-        # itself takes n_workers (processes per host) out of them
-        _check_keys(spec.get("worker_options") or {},
-                    (_keywords(Nanny, Worker) | {"n_workers"}) - {"self"},
-                    f"{where} worker_options")
-        _check_keys(spec.get("scheduler_options") or {},
-                    _keywords(Scheduler) - {"self"}, f"{where} scheduler_options")
-        per_host = (spec.get("worker_options") or {}).get("n_workers", 1)
-        return ClusterPlan(kind, path, factory=SSHCluster, kwargs=spec,
-                           expected_workers=max(1, len(spec["hosts"]) - 1) * per_host)
-
-    if kind in ("slurm", "pbs", "sge", "lsf"):
-        jobqueue = _needs("dask_jobqueue", kind, path)
-        from dask_jobqueue.core import Job
-
-        cls = getattr(jobqueue, f"{kind.upper()}Cluster")
-        allowed = _keywords(cls, cls.job_cls, Job) | {"jobs"}
-        _check_keys(spec, allowed - {"scheduler", "job_cls"}, where)
-        jobs = spec.pop("jobs", 1)
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise InputError(f"{path}: 'jobs' must be a whole number >= 1, got {jobs!r}")
-        return ClusterPlan(kind, path, factory=cls, kwargs=spec, scale={"jobs": jobs},
-                           expected_workers=jobs * int(spec.get("processes") or 1))
-
-    if kind == "kubernetes":
-        _needs("dask_kubernetes", kind, path)
-        from distributed.deploy import Cluster
-        from dask_kubernetes.operator import KubeCluster
-
-        _check_keys(spec, _keywords(KubeCluster, Cluster) - {"self"}, where)
-        return ClusterPlan(kind, path, factory=KubeCluster, kwargs=spec,
-                           expected_workers=spec.get("n_workers"))
-
-    raise InputError(f"{path}: unknown cluster kind {kind!r} "
-                     "(expected local, scheduler, tls, ssh, slurm, pbs, sge, lsf or kubernetes)")
-
-
-#: the client's side of distributed.security.Security that ``kind: tls`` takes
-TLS_FILE_KEYS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
-
-
-def _tls_plan(spec: dict, path: str, where: str) -> ClusterPlan:
-    """``kind: tls``: an existing scheduler at ``tls://HOST:PORT`` and the client's
-    certificate, key and CA (distributed.security.Security fields; a relative path is
-    relative to the config file)."""
-    from distributed.security import Security
-
-    _check_keys(spec, {"address", "require_encryption", *TLS_FILE_KEYS}, where)
-    missing = [k for k in ("address", *TLS_FILE_KEYS) if not spec.get(k)]
-    if missing:
-        raise InputError(f"{path}: kind 'tls' needs {', '.join(missing)}")
-    try:
-        address = check_scheduler_address(spec["address"])
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    if not address.startswith(("tls://", "wss://")):
-        raise InputError(f"{path}: kind 'tls' needs a tls:// (or wss://) address, got {address!r}")
-    files = {}
-    for key in TLS_FILE_KEYS:
-        f = Path(str(spec[key])).expanduser()
-        if not f.is_absolute():
-            f = Path(path).resolve().parent / f
-        if not f.is_file():
-            raise InputError(f"{path}: {key} {str(spec[key])!r}: no such file")
-        files[key] = str(f)
-    require = spec.get("require_encryption", True)
-    if not isinstance(require, bool):
-        raise InputError(f"{path}: require_encryption must be true or false, got {require!r}")
-    try:
-        security = Security(require_encryption=require, **files)
-        security.get_connection_args("client")      # reads the files now: one line if bad
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: the TLS files cannot be used ({_reason(exc)})") from None
-    return ClusterPlan("tls", path, address=address, security=security)
+            cluster.scale(**plan.scale)
+        except BaseException:
+            close_quietly(cluster)
+            raise
+    return cluster
 
 
 def _cluster_from_config(path: str, force: bool = False):
@@ -456,7 +212,7 @@ def _cluster_from_config(path: str, force: bool = False):
         return plan.address, False, plan
     if plan.kind == "local" and force:
         plan.kwargs.setdefault("force", True)
-    return plan.start(), True, plan
+    return start_plan(plan), True, plan
 
 
 # --------------------------------------------------------------------------- client
@@ -500,12 +256,6 @@ def announce_dashboard(client, file=None) -> str | None:
         print(f"dashboard: {link}  (searches and sweeps: {page})",
               file=sys.stderr if file is None else file, flush=True)
     return link
-
-
-def _reason(exc: BaseException) -> str:
-    """One line saying what an exception from distributed was about."""
-    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
-    return text.splitlines()[0] if text.strip() else exc.__class__.__name__
 
 
 def _client_security(address: str, security=None):
@@ -571,9 +321,9 @@ def probe_scheduler(address: str, timeout: float, security=None) -> dict:
     import ssl
     if isinstance(exc, ssl.SSLError):     # (an OSError: before the branch below)
         raise ClusterUnavailable(f"scheduler {address} refused the TLS handshake "
-                                 f"({_reason(exc)})") from None
+                                 f"({first_line(exc)})") from None
     if probe.is_alive() or isinstance(exc, (OSError, asyncio.TimeoutError)):
-        why = "no answer" if exc is None or not str(exc).strip() else _reason(exc)
+        why = "no answer" if exc is None or not str(exc).strip() else first_line(exc)
         if "SSLError" in why or "SSL:" in why:
             raise ClusterUnavailable(f"the TLS handshake with scheduler {address} failed "
                                      f"({why.rsplit('] ', 1)[-1] if 'SSL:' in why else why}); "
@@ -602,12 +352,12 @@ def _connect(target, address: str, timeout: float, security=None):
         # OSError covers TimeoutError and CommClosedError; ImportError is how the
         # scheduler refuses a client whose versions it cannot serve
         raise ClusterUnavailable(f"cannot reach scheduler {address} within {timeout:g} s "
-                                 f"({_reason(exc)}); see --connect-timeout") from None
+                                 f"({first_line(exc)}); see --connect-timeout") from None
     except RuntimeError as exc:
         # the scheduler died during the handshake: distributed then reports the pool
         # it closed on its way out ("ConnectionPool is closed"), not the cause
         raise ClusterUnavailable(f"lost the scheduler {address} while connecting "
-                                 f"({_reason(exc)})") from None
+                                 f"({first_line(exc)})") from None
 
 
 def _running_workers(client) -> int:
@@ -646,10 +396,10 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
                 f"worker{'s' if needed > 1 else ''} after {timeout:g} s; start workers with "
                 f"'dask worker {address} --nthreads 1', or see --wait-workers") from None
         raise ClusterUnavailable(f"lost the scheduler {address} while waiting for workers "
-                                 f"({_reason(exc)})") from None
+                                 f"({first_line(exc)})") from None
     except (OSError, RuntimeError) as exc:
         raise ClusterUnavailable(f"lost the scheduler {address} while waiting for workers "
-                                 f"({_reason(exc)})") from None
+                                 f"({first_line(exc)})") from None
     log.info("%d workers at %s after %.1f s", needed, address, time.monotonic() - t0)
 
 
@@ -722,9 +472,9 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
                 # traceback): one line; with the client still connected, a bug of ours
                 if getattr(client, "status", "running") == "running":
                     raise
-                raise SearchFailed(f"lost the scheduler {address} ({_reason(exc)})") from exc
+                raise SearchFailed(f"lost the scheduler {address} ({first_line(exc)})") from exc
         finally:
-            _close_quietly(client)
+            close_quietly(client)
     finally:
         if owned is not None:
-            _close_quietly(owned)
+            close_quietly(owned)

@@ -161,7 +161,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                                  "portion; with --sequential, T threads in this process, no "
                                  "Dask (default 1; benchmarks/results/threads.md)")
     if policy:
-        from .policy import StealPolicy
+        from .policy import VICTIM_ORDERS, StealPolicy
 
         d = StealPolicy()
         g = parser.add_argument_group("steal policy (see stealsearch.engine.policy.StealPolicy)")
@@ -172,7 +172,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
         g.add_argument("--acquire", type=int, default=d.acquire, metavar="A",
                        help="rows taken back from the own shared portion at a time")
         g.add_argument("--victims", default=d.victims,
-                       choices=("ring", "random", "permutation", "richest"),
+                       choices=VICTIM_ORDERS,
                        help="victim order when looking for work")
         g.add_argument("--steal-half", action=argparse.BooleanOptionalAction,
                        default=d.steal_half,
@@ -237,12 +237,15 @@ def cluster_options(args: argparse.Namespace) -> dict:
 
 # --- resilience: checkpoints and resume (owner: the resilience work, issue #10) ----------
 def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    from .epochs import DEFAULT_CHECKPOINT_EVERY
+
     g = parser.add_argument_group("checkpoints (continue with: stealsearch resume DIR)")
     g.add_argument("--checkpoint", metavar="DIR", default=None,
                    help="write every consistent cut of the search into DIR (atomically)")
     g.add_argument("--checkpoint-every", type=float, default=None, metavar="S",
-                   help="seconds between consistent cuts (default 5): also the most work a "
-                        "lost worker costs, per worker")
+                   help=f"seconds between consistent cuts (default "
+                        f"{DEFAULT_CHECKPOINT_EVERY:g}): also the most work a lost worker "
+                        "costs, per worker")
 
 
 def checkpoint_kwargs(args: argparse.Namespace) -> dict:
@@ -400,12 +403,12 @@ def client_from_args(args: argparse.Namespace):
 def run_tasks(client, fn, argument_lists, time_limit: float | None = None,
               progress: bool = False, desc: str = "tasks"):
     """Run ``fn(*args)`` for every tuple of ``argument_lists``: as Dask tasks on ``client``
-    (``client.map``), or one after another in this process when ``client`` is ``None``.
+    (:func:`stealsearch.engine.tasks.run_on_cluster`), or one after another in this
+    process when ``client`` is ``None``.  A task's exception is raised here.
 
     Returns ``(results, interrupted)``: ``results[i]`` is ``None`` for a task the time
-    limit stopped (not started in-process; cancelled on Dask).  The wait for the Dask
-    tasks has the time limit as its timeout.  ``progress`` shows a bar of finished
-    tasks on stderr.
+    limit stopped (not started, or cancelled on Dask).  ``progress`` shows a bar of
+    finished tasks on stderr.
     """
     import time
 
@@ -413,48 +416,32 @@ def run_tasks(client, fn, argument_lists, time_limit: float | None = None,
 
     deadline = None if time_limit is None else time.monotonic() + time_limit
     items = [tuple(a) for a in argument_lists]
+    results: list = [None] * len(items)
     bar = tqdm(total=len(items), unit="task", desc=desc, file=sys.stderr, leave=False,
                disable=not progress, mininterval=0.5)
+
+    def past_deadline() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    def done(i, status, value):
+        if status != "ok":
+            raise value          # the task's own exception (no task here has a time)
+        results[i] = value
+        bar.update(1)
+
     try:
         if client is None:
-            results = []
-            for a in items:
-                if deadline is not None and time.monotonic() >= deadline:
-                    return results + [None] * (len(items) - len(results)), True
-                results.append(fn(*a))
-                bar.update(1)
+            for i, a in enumerate(items):
+                if past_deadline():
+                    return results, True
+                done(i, "ok", fn(*a))
             return results, False
-        return _run_dask_tasks(client, fn, items, deadline, bar)
+        from .tasks import run_on_cluster
+
+        left = run_on_cluster(client, fn, items, on_done=done, stop=past_deadline)
+        return results, bool(left)
     finally:
         bar.close()
-
-
-def _run_dask_tasks(client, fn, items, deadline, bar):
-    import asyncio
-    import time
-
-    from distributed import as_completed
-
-    futures = client.map(fn, *zip(*items), pure=False) if items else []
-    timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
-    try:
-        for future in as_completed(futures, timeout=timeout):
-            if future.status == "error":
-                future.result()          # re-raise the task's own exception
-            bar.update(1)
-    except (TimeoutError, asyncio.TimeoutError):
-        pass
-    finished = [f for f in futures if f.status == "finished"]
-    gathered = dict(zip((f.key for f in finished), client.gather(finished)))
-    for f in futures:
-        if f.key not in gathered:
-            f.cancel()
-    return [gathered.get(f.key) for f in futures], len(gathered) < len(futures)
-
-
-#: The keys every engine result's JSON has (see stealsearch/schemas/result.schema.json).
-RESULT_KEYS = ("status", "mode", "objective", "bound", "count", "nodes", "search_seconds",
-               "wall_seconds", "backend", "workers")
 
 
 def result_json(result, **extra) -> dict:

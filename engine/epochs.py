@@ -73,7 +73,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .policy import StealPolicy
 from .problem import Problem, reduce_counters
+from .result import WorkerStats
+
+#: seconds between consistent cuts (the epoch length): also the most work a lost worker
+#: costs, per worker, and how long an orphaned search can outlive its client
+DEFAULT_CHECKPOINT_EVERY = 5.0
 
 
 @dataclass
@@ -121,12 +127,25 @@ class Cut:
             self.best_value, self.best_buffer = int(value), np.asarray(buffer).copy()
         self.history = list(self.history) + list(history)
 
-    def advance(self, problem: Problem, batches: dict, counters: list) -> "Cut":
-        """The cut after one committed epoch (counters are added, rows replaced)."""
-        return Cut(batches=batches, counters=reduce_counters(problem, [self.counters] + counters),
-                   best_value=self.best_value, best_buffer=self.best_buffer,
-                   history=list(self.history), elapsed=self.elapsed, epochs=self.epochs + 1,
-                   recoveries=self.recoveries, nodes_redone=self.nodes_redone)
+    def commit(self, problem: Problem, outcomes) -> "Cut":
+        """The cut after a committed epoch: every worker's rows replace this cut's, its
+        counters are added to the committed ones, a better solution is kept."""
+        new = Cut(batches={o.address: o.rows for o in outcomes},
+                  counters=reduce_counters(problem, [self.counters] + [o.counters for o in outcomes]),
+                  best_value=self.best_value, best_buffer=self.best_buffer,
+                  history=list(self.history), elapsed=self.elapsed, epochs=self.epochs + 1,
+                  recoveries=self.recoveries, nodes_redone=self.nodes_redone)
+        for o in outcomes:
+            new.offer(o.best_value, o.best_buffer, o.history)
+        return new
+
+    def roll_back(self, outcomes) -> None:
+        """This cut again after an aborted epoch: its rows and counters stay, the epoch's
+        nodes are counted as re-done; a better (verified) solution is kept."""
+        for o in outcomes:
+            self.offer(o.best_value, o.best_buffer, o.history)
+        self.recoveries += 1
+        self.nodes_redone += sum(int(o.counters[0]) for o in outcomes)
 
 
 def deal(cut: Cut, workers: list[str], codec) -> list:
@@ -148,3 +167,83 @@ def deal(cut: Cut, workers: list[str], codec) -> list:
             if len(part):
                 shares[w].append(part)
     return [codec.concat(shares[w]) if shares[w] else codec.empty() for w in workers]
+
+
+def conserves(outcomes) -> bool:
+    """The conservation identity of one epoch's outcomes: every row released went to an
+    acquire, a thief or the rows left in a shared portion, and every row stolen was
+    given (a steal reply lost in flight would break it)."""
+    released = sum(o.stats.rows_released for o in outcomes)
+    acquired = sum(o.stats.rows_acquired for o in outcomes)
+    stolen = sum(o.stats.rows_stolen for o in outcomes)
+    given = sum(o.stats.rows_given for o in outcomes)
+    left = sum(o.rows_left_shared for o in outcomes)
+    return released == acquired + stolen + left and stolen == given
+
+
+# -- what travels during an epoch ----------------------------------------------------------
+# Every message names its search and its epoch (``search_id``, ``epoch``); a worker serves
+# only the epoch it is running, so a message of an aborted epoch finds nobody and is
+# answered ``GONE``.  A host (a Dask worker, or this process: engine/worker.py) registers
+# ``handler_name(op)`` for each op below and routes it to the search object.
+
+#: handlers served by every worker's search object (``WorkerSearch.handle_<op>``)
+WORKER_OPS = ("steal", "incumbent", "stop", "ping")
+#: handlers served by rank 0's coordinator (``CoordinatorEndpoint.handle_<op>``)
+COORDINATOR_OPS = ("credit", "report", "request_stop", "progress")
+PREFIX = "stealsearch_"
+#: reply of a handler whose (search, epoch) is not (or no longer) on this worker
+GONE = "gone"
+#: reply of the coordinator's handlers while rank 0 has not started the epoch yet
+NOT_READY = "not-ready"
+
+
+def handler_name(op: str) -> str:
+    """The name a host registers the handler of ``op`` under (and a peer calls)."""
+    return PREFIX + op
+
+
+@dataclass
+class EpochSpec:
+    """Everything a worker needs to run one epoch besides the problem (loaded once per
+    search, found by ``search_id``) and its own rows (which travel beside it)."""
+
+    search_id: str
+    epoch: int
+    peers: list[str]
+    policy: StealPolicy
+    incumbent: int
+    epoch_seconds: float            # the worker ends the epoch after this long (a cut)
+    time_left: float | None         # the search's time limit, from the epoch's start
+    node_limit: int | None          # nodes this epoch may expand (all workers together)
+    t_offset: float                 # search seconds before this epoch (for histories)
+    peer_timeout: float             # a peer call slower than this aborts the epoch
+    #: seconds the task may wait on its worker for the search's problem to be loaded
+    #: (the first epoch, whose tasks go out with the loads); 0: it must be there
+    load_wait: float = 0.0
+    #: search threads (lanes) in each worker, sharing its shared portion (worker.py)
+    threads: int = 1
+
+
+@dataclass
+class EpochOutcome:
+    """What one worker returns at the end of its epoch."""
+
+    rank: int
+    address: str
+    rows: object                    # its open rows, bottom-to-top (a codec batch)
+    counters: np.ndarray
+    best_value: int | None
+    best_buffer: np.ndarray | None
+    history: list
+    stats: WorkerStats
+    rows_left_shared: int           # rows its shared portion still held (conservation)
+    stop_reason: str | None         # cut, exhausted, found, time_limit, node_limit, ...
+    failure: str | None             # why the epoch cannot be committed as it stands
+    coordinator: dict | None = field(default=None)   # rank 0: the coordinator's snapshot
+    #: the peers (addresses) whose calls failed, when only peer calls failed; a retired
+    #: peer that handed its outcome over explains such a failure (see the driver)
+    failed_peers: tuple = ()
+    #: the worker did not hold the search's problem (it joined, restarted, or dropped an
+    #: idle entry): the client loads it again before dealing to it
+    problem_missing: bool = False

@@ -22,3 +22,10 @@ class SearchFailed(RuntimeError):
 class InputWarning(UserWarning):
     """Input the reader accepted after dropping something (a self-loop, a duplicate edge);
     the command prints it as one ``stealsearch: warning: ...`` line."""
+
+
+def first_line(exc: BaseException) -> str:
+    """One line saying what ``exc`` was about: its message's first line (an exception of
+    one argument: that argument, not its repr), else its class name."""
+    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
+    return text.strip().splitlines()[0] if text.strip() else exc.__class__.__name__

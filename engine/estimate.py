@@ -321,10 +321,6 @@ class ProgressEstimator:
         total = self.total()
         return nodes is not None and total is not None and nodes >= total
 
-    def latest_cut_passes(self) -> float:
-        """How many times (on average) each row of the newest cut has been probed."""
-        return self.cuts[-1].passes() if self.cuts else 0.0
-
     def budget_left(self, now: float | None = None) -> float:
         """Seconds of probing allowed now (``cpu_share`` of the time since the start)."""
         now = self.clock() if now is None else now

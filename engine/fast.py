@@ -58,12 +58,9 @@ editing those.  User functions defined in the script being run (``__main__``) ar
 imported by the generated module from the script's file (the script's
 ``if __name__ == "__main__":`` block does not run again).
 
->>> import numpy as np
->>> ROW = RowLayout("depth", "count")
->>> ROW.depth, ROW.count, ROW.width()
-(0, 1, 2)
->>> ROW.encode(depth=3, count=7)
-array([3, 7])
+The row layout (:func:`RowLayout`, :class:`Bits`) and the helpers per-node functions
+use on rows (``has_bit``, ``set_bit``, ``clear_bit``, ``copy_row``) are
+:mod:`stealsearch.engine.layout`, importable from here too.
 """
 from __future__ import annotations
 
@@ -72,14 +69,16 @@ import importlib
 import importlib.util
 import inspect
 import os
+import re
 import sys
+import types
 import warnings
-from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
+from .layout import Bits, RowLayout, clear_bit, copy_row, has_bit, set_bit  # noqa: F401
 from .problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS,
                       ContractError, Problem)
 
@@ -87,140 +86,6 @@ from .problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS
 NOT_A_SOLUTION = np.iinfo(np.int64).min
 
 ROLES = ("expand", "bound", "objective", "is_solution")
-
-
-# -- the row layout -----------------------------------------------------------------------
-class Bits:
-    """A bitset field of ``n`` bits (``n`` an int, or the name of an instance size)."""
-
-    def __init__(self, n):
-        self.n = n
-
-    def words(self, n: int) -> int:
-        return (int(n) + 63) // 64
-
-    def __repr__(self):
-        return f"Bits({self.n!r})"
-
-
-def RowLayout(*names: str, **sized):
-    """Named fields of a node row -> their word offsets, as a namedtuple that numba code
-    reads as constants (``row[ROW.weight]``).
-
-    ``names``: one ``int64`` word each.  ``sized``: ``name=k`` (``k`` words),
-    ``name=Bits(k)`` (a bitset of ``k`` bits), where ``k`` may be the *name* of an instance
-    size (``Bits("n")``, ``"n"``): only the last field may be sized so, so every offset
-    stays a constant.  ``ROW.width(n=...)`` is the row width of an instance;
-    ``ROW.encode(width, **values)`` and ``ROW.decode(row)`` convert to and from Python
-    (a Bits field as the sorted list of its members).
-
-    >>> ROW = RowLayout("i", "weight", taken=Bits("n"))
-    >>> ROW.taken, ROW.width(n=100)
-    (2, 4)
-    >>> row = ROW.encode(4, i=2, taken=[0, 65])
-    >>> ROW.decode(row)
-    {'i': 2, 'weight': 0, 'taken': [0, 65]}
-    """
-    fields = [(n, 1) for n in names] + list(sized.items())
-    if not fields:
-        raise ContractError("a RowLayout needs at least one field")
-    offsets, at, variable = [], 0, None
-    for name, size in fields:
-        if variable is not None:
-            raise ContractError(f"RowLayout: field {variable!r} has an instance-dependent size, "
-                                f"so it must be the last field ({name!r} follows it)")
-        offsets.append(at)
-        n = size.n if isinstance(size, Bits) else size
-        if isinstance(n, str):
-            variable = name
-        elif isinstance(n, (int, np.integer)) and n >= 0:
-            at += size.words(n) if isinstance(size, Bits) else int(n)
-        else:
-            raise ContractError(f"RowLayout: size of {name!r} must be an int or a name, got {size!r}")
-    base = namedtuple("RowLayout", [n for n, _ in fields])
-    cls = type("RowLayout", (_LayoutMixin, base),
-               {"__slots__": (), "_sizes": dict(fields), "_fixed": at, "_variable": variable})
-    return cls(*offsets)
-
-
-class _LayoutMixin:
-    __slots__ = ()
-
-    def width(self, **sizes) -> int:
-        """The row width; give the instance size of the last field if it has one."""
-        if self._variable is None:
-            return self._fixed
-        size = self._sizes[self._variable]
-        key = size.n if isinstance(size, Bits) else size
-        if key not in sizes:
-            raise ContractError(f"RowLayout.width needs {key}=... (the size of {self._variable!r})")
-        n = int(sizes[key])
-        return self._fixed + (size.words(n) if isinstance(size, Bits) else n)
-
-    def _span(self, name, width):
-        start = getattr(self, name)
-        i = self._fields.index(name)
-        end = getattr(self, self._fields[i + 1]) if i + 1 < len(self._fields) else width
-        return start, end
-
-    def encode(self, width: int | None = None, **values) -> np.ndarray:
-        """A row with the given fields set (others 0)."""
-        width = self.width() if width is None else int(width)
-        row = np.zeros(width, dtype=np.int64)
-        for name, v in values.items():
-            if name not in self._fields:
-                raise ContractError(f"RowLayout has no field {name!r}")
-            start, end = self._span(name, width)
-            if isinstance(self._sizes[name], Bits):
-                for b in v:
-                    b = int(b)
-                    if not 0 <= b < 64 * (end - start):
-                        raise ContractError(f"bit {b} does not fit field {name!r}")
-                    row[start + b // 64] |= np.int64(1) << np.int64(b % 64)
-            elif end - start == 1 and np.ndim(v) == 0:
-                row[start] = int(v)
-            else:
-                row[start:end] = np.asarray(v, dtype=np.int64)
-        return row
-
-    def decode(self, row) -> dict:
-        """The fields of ``row`` as Python values."""
-        out = {}
-        for name in self._fields:
-            start, end = self._span(name, len(row))
-            if isinstance(self._sizes[name], Bits):
-                out[name] = [64 * (w - start) + b for w in range(start, end)
-                             for b in range(64) if (int(row[w]) >> b) & 1]
-            elif self._sizes[name] == 1:
-                out[name] = int(row[start])
-            else:
-                out[name] = [int(x) for x in row[start:end]]
-        return out
-
-
-# Helpers for per-node functions.  They are inlined into the driver (a call to an
-# ordinary jitted function would count references on every array it is given).
-@njit(inline="always")
-def has_bit(row, at, i):
-    """Whether bit ``i`` of the bitset starting at word ``at`` is set."""
-    return (row[at + (i >> 6)] >> (i & 63)) & 1 != 0
-
-
-@njit(inline="always")
-def set_bit(row, at, i):
-    row[at + (i >> 6)] |= np.int64(1) << (i & 63)
-
-
-@njit(inline="always")
-def clear_bit(row, at, i):
-    row[at + (i >> 6)] &= ~(np.int64(1) << (i & 63))
-
-
-@njit(inline="always")
-def copy_row(dst, src):
-    """``dst[:] = src`` without an allocation (see "No allocation" in the module doc)."""
-    for j in range(src.shape[0]):
-        dst[j] = src[j]
 
 
 # -- the problem class ----------------------------------------------------------------------
@@ -330,7 +195,7 @@ _TEMPLATE = '''\
 # user sources: {sources}
 import numpy as np
 from numba import njit
-from stealsearch.engine.fast import load_user_module
+from stealsearch.engine.fast import inline_with_helpers, load_user_module
 
 {imports}
 
@@ -423,6 +288,58 @@ def load_user_module(name: str, path: str):
     return module
 
 
+def inline_with_helpers(fn, _done: dict | None = None):
+    """``fn`` (a user's per-node function, plain or ``@njit``) ready to be inlined into the
+    generated driver: ``njit(inline="always")`` of its Python function, bound to a copy
+    of its module's globals in which every *plain* Python function it calls by name (a
+    helper, at any depth, from any module) is made the same way.  So a helper needs no
+    decorator: numba compiles it into the driver with the function that calls it.
+    Helpers already compiled (``@njit``), modules and other values are left as they are;
+    what numba cannot compile fails in :func:`_needs_nrt` with one ContractError line."""
+    py = getattr(fn, "py_func", fn)
+    done = {} if _done is None else _done
+    if id(py) in done:
+        return done[id(py)]
+    names = set()
+    todo = [py.__code__]
+    while todo:                          # names used by the function and its inner code
+        code = todo.pop()
+        names.update(code.co_names)
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    helpers = {n: v for n, v in py.__globals__.items()
+               if n in names and inspect.isfunction(v) and v is not py}
+    if helpers:
+        env = dict(py.__globals__)
+        done[id(py)] = None              # a helper that calls back here: left as it is
+        env.update({n: inline_with_helpers(v, done) or v for n, v in helpers.items()})
+        clone = types.FunctionType(py.__code__, env, py.__name__, py.__defaults__,
+                                   py.__closure__)
+        clone.__qualname__, clone.__module__ = py.__qualname__, py.__module__
+        py = clone
+    done[id(getattr(fn, "py_func", fn))] = jitted = njit(inline="always")(py)
+    return jitted
+
+
+def _compile_error(cls, exc) -> str:
+    """numba's report of a per-node function (or helper) it cannot compile, as one line
+    naming the function, where, why, and the fix."""
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    reason = next((ln for ln in lines if not ln.startswith(("Failed in", "File ", "During",
+                                                             "^", "<source", "def "))),
+                  lines[0] if lines else type(exc).__name__)
+    where = re.search(r'File "([^"]+)", line (\d+):\s*\n\s*(?:@.*\n\s*)*def (\w+)', text) \
+        or re.search(r'File "([^"]+)", line (\d+)', text)
+    what, at = "its per-node functions", ""
+    if where:
+        at = f" ({os.path.basename(where.group(1))}:{where.group(2)})"
+        if where.lastindex == 3:
+            what = where.group(3)
+    return (f"{cls.__name__}: numba cannot compile {what}{at}: {reason}; per-node functions "
+            "and every helper they call must stay in numba's subset of Python (numbers, "
+            "numpy arrays; no Python objects): rewrite it so, or compute the value in data()")
+
+
 def driver_source(spec: dict, width: int | None = None) -> str:
     """The generated driver's module source for ``spec`` (see :func:`_make_spec`); with a
     fixed row ``width``, the copy of the popped row is unrolled (a loop over a run-time
@@ -434,8 +351,9 @@ def driver_source(spec: dict, width: int | None = None) -> str:
         sources.append(f"{m} sha256={hashlib.sha256(Path(p).read_bytes()).hexdigest()[:16]}")
     for role, (m, p, fname, jitted) in sorted(spec.items()):
         ref = f"_m{modules.index((m, p))}.{fname}"
-        # inlined into the driver at numba IR level (their code is cached with it)
-        imports.append(f"{role} = njit(inline='always')({ref}{'.py_func' if jitted else ''})")
+        # inlined into the driver at numba IR level (their code is cached with it), and
+        # so is every helper they call
+        imports.append(f"{role} = inline_with_helpers({ref})")
     consts = dict(BUDGET=BUDGET, EMPTY=EMPTY, GROW=GROW, IMPROVED=IMPROVED, NODES=NODES,
                   SOLUTIONS=SOLUTIONS, ENUMERATE=ENUMERATE)
     if "objective" in spec:
@@ -489,7 +407,7 @@ def _needs_nrt(problem, fast, marker: Path) -> bool:
             return False
         except NumbaError as exc:
             if "NRT required" not in str(exc):
-                raise
+                raise ContractError(_compile_error(type(problem), exc)) from None
         marker.write_text("a per-node function allocates: the counted driver is used\n")
     warnings.warn(f"{type(problem).__name__}: a per-node function allocates (an np.empty, an "
                   "array slice assignment such as out[0, :] = row...), so its driver counts "

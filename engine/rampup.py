@@ -33,9 +33,10 @@ Phase 1 is one stack in one thread: each chunk expands nodes and adds them to th
 stack's counters, and a chunk is atomic (the kernel returns between nodes, never inside
 one).  The hand-over happens between chunks, so at that instant every node of the tree
 is in exactly one of three sets: expanded (counted in ``stack.counters``), open (a row of
-the stack), or below an open row.  ``take_all`` moves the open rows into the cut and
-leaves the stack empty, and phase 1 never runs again: no row stays behind, none is
-copied.  ``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.epochs`):
+the stack), or below an open row.  The hand-over ends phase 1's last epoch
+(:class:`~stealsearch.engine.sequential.OneStack`, stop reason ``handover``): ``take_all``
+moves the open rows into its outcome, which the epoch loop commits as the cut, and
+leaves the stack empty; phase 1 never runs again: no row stays behind, none is copied.  ``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.epochs`):
 its counters start from the cut's and add only nodes expanded below its rows, each
 committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
 final counters are phase 1's plus phase 2's, with nothing in common; the result's
@@ -54,12 +55,12 @@ from dataclasses import dataclass
 
 from . import interrupts
 from .epochs import Cut
-from .errors import InputError
+from .errors import InputError, first_line
+from .loop import EpochLoop
 from .policy import StealPolicy
 from .problem import Problem
-from .progress import Progress
 from .result import SearchResult
-from .sequential import InProcessSearch
+from .sequential import OneStack
 from .stack import make_stack
 
 log = logging.getLogger(__name__)
@@ -175,6 +176,72 @@ def check_grace(grace) -> float:
     return value
 
 
+class _HandOver:
+    """Phase 1's question between two chunks: hand the rows over now?  It starts the
+    cluster in the background after ``grace`` seconds (a given ``client``: nothing to
+    start) and says yes once it is ready; a start that fails is reported in one line
+    (``fall_back``) or raised."""
+
+    def __init__(self, place: Place, problem: Problem, grace: float, fall_back: bool):
+        self.place, self.problem, self.grace, self.fall_back = place, problem, grace, fall_back
+        self.starter: interrupts.ShieldedStart | None = None
+        self.note = "not started"
+        self.t_start: float | None = None
+
+    def __call__(self, chunks: int) -> bool:
+        now = time.perf_counter()
+        if self.t_start is None:
+            self.t_start = now
+        waited = now - self.t_start >= self.grace
+        if self.place.client is not None:
+            # the caller's cluster: there is nothing to start.  At least one chunk runs
+            # here first, so that grace=0 with a fixed budget hands over at a node count,
+            # not at a moment (a deterministic hand-over for tests)
+            return bool(chunks) and waited
+        if self.starter is None and self.note == "not started" and waited:
+            cancelled = threading.Event()
+            self.starter = interrupts.ShieldedStart(
+                lambda: _connect(self.place, self.problem, cancelled),
+                name="stealsearch-rampup-start", cancelled=cancelled)
+            self.note = "starting"
+        if self.starter is not None and self.starter.done():
+            if not self.starter.failed:
+                return True
+            if not self.fall_back:
+                self.starter.result()            # raises the start's error
+            try:
+                self.starter.result()
+            except Exception as exc:
+                reason = first_line(exc)
+                log.warning("note: the cluster did not start (%s); the search goes "
+                            "on in this process", reason)
+                self.note = f"failed: {reason}"
+            self.starter = None
+        return False
+
+    def abandon(self) -> str:
+        """Phase 1 ended the search: a cluster still starting (or started) is ended;
+        returns what became of it."""
+        if self.starter is not None:
+            self.note = "started, not used" if self.starter.done() and not self.starter.failed \
+                else "cancelled while starting"
+            self.abort()
+        return self.note
+
+    def abort(self) -> None:
+        if self.starter is not None:
+            self.starter.abort(_close, START_TIMEOUT)
+
+    def connection(self) -> "_Connection":
+        if self.starter is None:
+            return _Connection(None, self.place.client)
+        return self.starter.result()
+
+    @property
+    def start_seconds(self) -> float:
+        return 0.0 if self.starter is None else round(self.starter.seconds, 6)
+
+
 def run_rampup(problem: Problem, *, place: Place | None = None,
                policy: StealPolicy | None = None, time_limit: float | None = None,
                node_limit: int | None = None, progress: bool = False,
@@ -196,92 +263,40 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     # as the CLI's --sequential does before its own (an empty stack expands nothing)
     stack.run(0, int(problem.initial_incumbent()))
     # (distributed is imported only once a cluster is started: ~1 s a short search saves)
-    search = InProcessSearch(problem, cut, policy, t0=t0, time_limit=time_limit,
-                             node_limit=node_limit, checkpoint=checkpoint,
-                             checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
-                             stack=stack)
-    policy, cut, carried, stats = search.policy, search.cut, search.carried, search.stats
-    starter: interrupts.ShieldedStart | None = None
-    start_note = "not started"
-    stop_reason = None
-    handing_over = False
-    bar = Progress(progress, desc=f"{problem.name} (ramp-up)")
-    search.start_clock()
-    t_search = search.t_search
-
+    hand_over = _HandOver(place, problem, grace, fall_back)
+    here = OneStack(problem, stack=stack, desc=f"{problem.name} (ramp-up)",
+                    between_chunks=hand_over)
+    phase1 = EpochLoop(problem, here, policy=policy, time_limit=time_limit,
+                       node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                       cut=cut, t0=t0)
     try:
-        try:
-            while True:
-                stop_reason = search.stop_reason()
-                if stop_reason is not None or not len(stack):
-                    break
-                now = time.perf_counter()
-                if place.client is not None and stats.chunks and now - t_search >= grace:
-                    # the caller's cluster: there is nothing to start.  At least one chunk
-                    # runs here first, so that grace=0 with a fixed budget hands over at a
-                    # node count, not at a moment (a deterministic hand-over for tests)
-                    handing_over = True
-                    break
-                if place.client is None and starter is None and start_note == "not started" \
-                        and now - t_search >= grace:
-                    cancelled = threading.Event()
-                    starter = interrupts.ShieldedStart(
-                        lambda: _connect(place, problem, cancelled),
-                        name="stealsearch-rampup-start", cancelled=cancelled)
-                    start_note = "starting"
-                if starter is not None and starter.done():
-                    if not starter.failed:
-                        handing_over = True
-                        break
-                    if not fall_back:
-                        starter.result()            # raises the start's error
-                    try:
-                        starter.result()
-                    except Exception as exc:
-                        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                        log.warning("note: the cluster did not start (%s); the search goes "
-                                    "on in this process", reason)
-                        start_note = f"failed: {reason}"
-                    starter = None
-                search.step()
-                bar.update(stack.nodes, incumbent=search.best_value)
-        except KeyboardInterrupt:   # (outside handling_interrupts) a chunk is atomic
-            stop_reason = "interrupted"
-        finally:
-            bar.close()
+        reason = phase1.run()
     except BaseException:
-        if starter is not None:
-            starter.abort(_close, START_TIMEOUT)
+        hand_over.abort()
         raise
-    phase1_seconds = time.perf_counter() - t_search
-    phase1 = {"phase": "sequential", "where": "this process", "nodes": stack.nodes - carried,
-              "seconds": round(phase1_seconds, 6), "chunks": stats.chunks}
-
-    if not handing_over:
-        if starter is not None:
-            start_note = "started, not used" if starter.done() and not starter.failed \
-                else "cancelled while starting"
-            starter.abort(_close, START_TIMEOUT)
-        phase1["cluster"] = start_note
-        result = search.finish(stop_reason, phase1_seconds)
-        result.phases = [phase1]
+    carried, handed = phase1.carried, phase1.cut
+    first = {"phase": "sequential", "where": "this process", "nodes": handed.nodes - carried,
+             "seconds": round(phase1.search_seconds, 6), "chunks": here.chunks}
+    if reason != "handover":
+        first["cluster"] = hand_over.abandon()
+        result = phase1.result()
+        result.phases = [first]
         return result
 
-    # -- hand-over: every open row, once, into the cut phase 2 resumes from
+    # -- hand-over: every open row, once, in the cut phase 2 resumes from
     from .dask_backend import run_dask
 
-    connection = _Connection(None, place.client) if starter is None else starter.result()
-    rows = stack.take_all()
-    handed = search.snapshot(rows)
-    phase1["rows_handed_over"] = len(rows)
-    phase1["cluster"] = "used"
-    phase1["cluster_start_seconds"] = 0.0 if starter is None else round(starter.seconds, 6)
+    connection = hand_over.connection()
+    first["rows_handed_over"] = handed.n_rows()
+    first["cluster"] = "used"
+    first["cluster_start_seconds"] = hand_over.start_seconds
     nodes_before = handed.nodes
     try:
         result = run_dask(
-            problem, connection.client, workers=place.cap(), policy=policy,
-            time_limit=None if search.deadline is None
-            else max(1e-6, search.deadline - time.perf_counter()),
+            problem, connection.client, workers=place.cap(), policy=phase1.policy,
+            time_limit=None if time_limit is None
+            else max(1e-6, time_limit - phase1.search_seconds),
             node_limit=None if node_limit is None else node_limit - (nodes_before - carried),
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
             checkpoint_info=checkpoint_info, cut=handed, threads_per_worker=threads_per_worker)
@@ -290,12 +305,12 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
             connection.close()
         except Exception as exc:   # a failure to close must not hide the result
             log.debug("closing the cluster failed: %r", exc)
-    phase2 = {"phase": result.backend, "where": "cluster", "nodes": result.nodes - nodes_before,
-              "seconds": round(result.wall_seconds, 6), "rows_received": len(rows),
+    second = {"phase": result.backend, "where": "cluster", "nodes": result.nodes - nodes_before,
+              "seconds": round(result.wall_seconds, 6), "rows_received": first["rows_handed_over"],
               "epochs": result.epochs - handed.epochs}
     result.backend = f"sequential+{result.backend}"
-    result.phases = [phase1, phase2]
-    result.search_seconds = phase1_seconds + result.search_seconds
+    result.phases = [first, second]
+    result.search_seconds = phase1.search_seconds + result.search_seconds
     result.wall_seconds = time.perf_counter() - t0
     result.info["carried_nodes"] = carried
     return result

@@ -46,13 +46,14 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         Ctrl-C / SIGTERM (stealsearch.engine.interrupts).
     checkpoint : a directory: every consistent cut is written there (stealsearch.engine.checkpoint),
         and ``resume(checkpoint)`` continues the search later, anywhere.
-    checkpoint_every : seconds between consistent cuts (default 5): the work a lost
+    checkpoint_every : seconds between consistent cuts (default
+        ``epochs.DEFAULT_CHECKPOINT_EVERY``, 5): the work a lost
         worker costs at most, per worker.
     checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
         :func:`stealsearch.engine.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
-        portion (:mod:`stealsearch.engine.dask_backend.worker`); default 1 (measured:
+        portion (:mod:`stealsearch.engine.worker`); default 1 (measured:
         benchmarks/results/threads.md).  With backend "sequential": that many threads
         in this process (:mod:`stealsearch.engine.lanes`); the ramp-up's first phase runs one.
     """
@@ -121,7 +122,6 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
             raise InputError(f"threads per worker must be a whole number >= 1, "
                              f"got {threads_per_worker!r}")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
-    policy = policy or StealPolicy()
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                   checkpoint_info=checkpoint_info, cut=cut)
@@ -172,7 +172,7 @@ def _check_place(place, grace: float) -> None:
     would otherwise surface only after ``grace`` seconds of search)."""
     import numbers
 
-    from .cluster import check_scheduler_address
+    from .addresses import check_scheduler_address
 
     if place.scheduler is not None and place.cluster_config is not None:
         raise InputError("give --scheduler or --cluster-config, not both")
@@ -182,5 +182,5 @@ def _check_place(place, grace: float) -> None:
             place.workers, numbers.Integral) or place.workers < 1):
         raise InputError(f"--workers must be a whole number >= 1, got {place.workers!r}")
     if place.cluster_config is not None:
-        from .cluster import read_cluster_config
+        from .cluster_config import read_cluster_config
         read_cluster_config(place.cluster_config)

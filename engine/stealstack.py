@@ -24,7 +24,7 @@ thief takes, so a row can never be stolen from a worker that has no credit.
 
 Lanes (several search threads on one portion)
 ---------------------------------------------
-A worker may run several *lanes* (:mod:`stealsearch.engine.dask_backend.worker`): threads with a
+A worker may run several *lanes* (:mod:`stealsearch.engine.worker`): threads with a
 local stack each, all releasing into and acquiring from this one portion (the
 in-memory steal between the threads of a process: no message, no credit).  The
 portion then counts its *active* lanes under its lock.  A lane is marked inactive
@@ -70,7 +70,6 @@ class SharedPortion:
         self.rows_acquired = 0
         self.acquires = 0
         self.rows_given = 0
-        self.steals_answered = 0
         #: set by close(): the epoch is over on this worker, thieves get nothing
         self.closed = False
 
@@ -148,7 +147,6 @@ class SharedPortion:
             taken = self._take_oldest(max(1, want))
             self.credit_exp += 1
             self.rows_given += len(taken)
-            self.steals_answered += 1
             return taken, self.credit_exp
 
     def drain(self) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""Exact termination detection and global stop decisions (lives on worker rank 0).
+"""Exact termination detection and global stop decisions (lives on worker rank 0):
+the rules (:class:`Coordinator`) and the handlers that serve them to the epoch's workers
+(:class:`CoordinatorEndpoint`, which also broadcasts a stop to every peer).
 
 Credit recovery (see :mod:`stealsearch.engine.stealstack`): every worker starts with credit 1;
 credit splits into powers of two as rows are stolen and flows back here when a
@@ -16,7 +18,7 @@ exceeds it; a worker that runs dry gives its unused grant back, and a worker tha
 asks is granted a share (1/n) of what is free.  Reports carry a sequence number per
 worker, so a late reply can never hand a worker a grant it already gave back.  A grant
 is per worker: its search threads (lanes) reserve from it under a lock
-(:mod:`stealsearch.engine.dask_backend.worker`), so the threads never change the sum.  A worker
+(:mod:`stealsearch.engine.worker`), so the threads never change the sum.  A worker
 whose grant is used up asks with at most one report in flight and keeps its epoch's
 clock meanwhile: an epoch ends at its cut even if no grant comes (issue #11).
 
@@ -24,9 +26,14 @@ Every coordinator serves one epoch (:mod:`stealsearch.engine.epochs`): credit is
 """
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
-import time
 from fractions import Fraction
+
+from .epochs import handler_name
+
+logger = logging.getLogger("stealsearch")
 
 
 class Coordinator:
@@ -40,19 +47,16 @@ class Coordinator:
         self.last_seq = [0] * n_workers
         self.lock = threading.Lock()
         self.returned = Fraction(0)
-        self.credit_messages = 0
         self.nodes = [0] * n_workers
         self.shared_sizes = [0] * n_workers
         self.steals = [0] * n_workers
         self.best: int | None = None
         self.stop_reason: str | None = None
-        self.stopped_at: float | None = None
 
     def add_credit(self, exponent: int) -> bool:
         """Take back credit 2^-exponent; True when the search just became exhausted."""
         with self.lock:
             self.returned += Fraction(1, 2 ** exponent)
-            self.credit_messages += 1
             if self.returned > self.n:
                 raise AssertionError(f"credit overflow: {self.returned} > {self.n}")
             if self.returned == self.n and self.stop_reason is None:
@@ -97,7 +101,6 @@ class Coordinator:
 
     def _stop(self, reason: str) -> bool:
         self.stop_reason = reason
-        self.stopped_at = time.time()
         return True
 
     def snapshot(self) -> dict:
@@ -106,3 +109,66 @@ class Coordinator:
                     "shared": list(self.shared_sizes), "steals": sum(self.steals),
                     "best": self.best, "stop_reason": self.stop_reason,
                     "credit_returned": float(self.returned)}
+
+
+class CoordinatorEndpoint:
+    """Rank 0's coordinator handlers: credit, progress reports, stop requests.
+
+    Besides the coordinator's figures, it keeps for the dashboard each worker's local
+    stack size and whether it is looking for work (no local and no shared rows), as
+    of its last report: the progress snapshot's ``local`` and ``idle`` lists."""
+
+    def __init__(self, search, coordinator: Coordinator):
+        self.search = search
+        self.coordinator = coordinator
+        n = coordinator.n
+        self.local = [0] * n
+        self.idle = [False] * n
+        self.shown_seq = [0] * n
+
+    def handle_credit(self, exponent):
+        if self.coordinator.add_credit(int(exponent)):
+            return self._broadcast_stop("exhausted")
+        return "ok"
+
+    def handle_request_stop(self, reason):
+        if self.coordinator.request_stop(reason):
+            return self._broadcast_stop(reason)
+        return "ok"
+
+    def handle_report(self, rank, nodes, shared, steals, best, seq=0, idle=False,
+                      local=0, looking=False):
+        c = self.coordinator
+        rank, seq = int(rank), int(seq)
+        stop, grant = c.report(rank, int(nodes), int(shared), int(steals), best, seq, bool(idle))
+        if not seq or seq > self.shown_seq[rank]:     # a late report must not win
+            self.shown_seq[rank] = seq
+            self.local[rank], self.idle[rank] = int(local), bool(looking)
+        reply = {"shared": list(c.shared_sizes), "stop": c.stop_reason, "grant": grant}
+        if stop:
+            return self._then(self._broadcast_stop(c.stop_reason), reply)
+        return reply
+
+    def handle_progress(self):
+        snap = self.coordinator.snapshot()
+        snap["local"], snap["idle"] = list(self.local), list(self.idle)
+        return snap
+
+    async def _then(self, coro, value):
+        await coro
+        return value
+
+    async def _broadcast_stop(self, reason: str):
+        s = self.search
+
+        async def one(addr):
+            try:
+                await asyncio.wait_for(getattr(s.worker.rpc(addr), handler_name("stop"))(
+                    search_id=s.spec.search_id, epoch=s.spec.epoch, reason=reason),
+                    s.spec.peer_timeout)
+            except Exception as exc:   # the peer is gone: the client sees it and rolls back
+                logger.info("stop to %s failed: %r", addr, exc)
+
+        s.handle_stop(reason)
+        await asyncio.gather(*(one(a) for r, a in enumerate(s.peers) if r != s.rank))
+        return "ok"

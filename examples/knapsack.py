@@ -35,6 +35,7 @@ class _Knapsack:                                   # instance data and checks, b
 
 
 def fractional_bound(i, weight, value, w, v, capacity):
+    """Dantzig's bound; plain Python, used by both tiers (the fast tier's driver compiles it)."""
     room = capacity - weight
     while i < len(w) and w[i] <= room:
         room -= w[i]
@@ -89,14 +90,9 @@ def objective(row, data):
     return row[ROW.value]
 
 
-def bound(row, data):
-    i, weight, value = row[ROW.i], row[ROW.weight], row[ROW.value]
-    w, v, room = data[0], data[1], data[2][0] - weight
-    while i < len(w) and w[i] <= room:
-        room -= w[i]
-        value += v[i]
-        i += 1
-    return value if i == len(w) else value + (v[i] * room) // w[i]
+def bound(row, data):                               # the same bound as the reference tier's:
+    return fractional_bound(row[ROW.i], row[ROW.weight], row[ROW.value],   # a plain helper,
+                            data[0], data[1], data[2][0])        # compiled into the driver
 
 
 class FastKnapsack(_Knapsack, FastProblem):

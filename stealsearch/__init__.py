@@ -36,8 +36,12 @@ _API = {
     "StealPolicy": "policy",
     "Problem": "problem", "Mode": "problem", "check_problem": "problem",
     "ContractError": "problem", "InvalidProblem": "problem", "SolutionError": "problem",
+    # the raw tier's kernel contract: statuses, counter slots, modes (engine/problem.py)
+    "BUDGET": "problem", "EMPTY": "problem", "GROW": "problem", "IMPROVED": "problem",
+    "NODES": "problem", "SOLUTIONS": "problem", "N_ENGINE_COUNTERS": "problem",
+    "OPTIMISE": "problem", "DECIDE": "problem", "ENUMERATE": "problem",
     "PythonProblem": "reference",
-    "FastProblem": "fast", "RowLayout": "fast", "Bits": "fast", "NOT_A_SOLUTION": "fast",
+    "FastProblem": "fast", "RowLayout": "layout", "Bits": "layout", "NOT_A_SOLUTION": "fast",
     "SearchResult": "result", "WorkerStats": "result",
     "InputError": "errors", "SearchFailed": "errors",
     "dask_client": "cluster",

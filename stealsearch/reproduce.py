@@ -207,7 +207,7 @@ def fig(row: dict, name: str):
 # -- the report --------------------------------------------------------------------------
 
 def machine_line() -> str:
-    from stealsearch.engine.sweep import cpu_model
+    from stealsearch.engine.provenance import cpu_model
 
     try:
         load = f"{os.getloadavg()[0]:.2f}"
@@ -251,7 +251,7 @@ class Context:
         return path
 
     def write(self) -> Path:
-        from stealsearch.engine.sweep import git_commit
+        from stealsearch.engine.provenance import git_commit
 
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / f"{self.seed}_{self.pkg}.md"

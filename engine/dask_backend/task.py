@@ -1,21 +1,20 @@
 """The Dask tasks and worker-side calls of a search: the long-running task of one
 worker in one epoch (:func:`run_epoch`), its wait for the search's problem and for
-its share of rows, and the client's teardown (:func:`stop_searches`).  The search
-loop itself is :class:`.worker.WorkerSearch`; the problem and share tables are
-:mod:`.plugin` (which says why a share is searched at most once, and never for a
-discarded epoch).
+its share of rows, and the client's teardown (:func:`stop_searches`): the thin Dask
+adapter of the worker core (:class:`stealsearch.engine.worker.WorkerSearch`, whose host
+is the ``distributed`` Worker itself).  The problem and share tables are :mod:`.tables`
+(which says why a share is searched at most once, and never for a discarded epoch).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from ..epochs import EpochOutcome, EpochSpec
 from ..result import WorkerStats
 from ..stack import make_stack
-from . import plugin
-from .wire import EpochOutcome, EpochSpec, ShareTicket
-from .worker import WorkerSearch
+from ..worker import WorkerSearch
+from . import tables
+from .wire import ShareTicket
 
 
 def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
@@ -38,14 +37,14 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
 
     problem = _wait_for_problem(worker.address, spec, key)
     if problem is None:
-        if plugin.STOPPED.get(key) is not None or plugin.ended(worker.address, spec.search_id):
-            plugin.STOPPED.pop(key, None)
+        if tables.STOPPED.get(key) is not None or tables.ended(worker.address, spec.search_id):
+            tables.STOPPED.pop(key, None)
             return failed(f"stopped while loading the problem on {worker.address}")
         return failed(f"the problem of search {spec.search_id} is not loaded on "
                       f"{worker.address}", problem_missing=True)
     share, why = _wait_for_share(worker.address, spec, key, ticket)
     if share is None:
-        plugin.STOPPED.pop(key, None)
+        tables.STOPPED.pop(key, None)
         return failed(why)
     rows = make_stack(problem).codec.decode(share.payload)
     if len(rows) != ticket.n_rows or share.n_rows != ticket.n_rows:
@@ -53,8 +52,8 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
                       f"rows, {ticket.n_rows} were dealt")
     search = WorkerSearch(worker, spec, rank, rows, problem)
     del share, rows                 # the stack holds its own copy
-    plugin.SEARCHES[key] = search
-    early = plugin.STOPPED.pop(key, None)
+    tables.SEARCHES[key] = search
+    early = tables.STOPPED.pop(key, None)
     if early is not None:       # stopped ("cut") before it started: return the rows untouched
         search.handle_stop(early)
     try:
@@ -63,8 +62,8 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
     finally:
         search.stop_event.set()
         search.finished.set()
-        plugin.SEARCHES.pop(key, None)
-        plugin.problem_of(worker.address, spec.search_id)     # used until now
+        tables.SEARCHES.pop(key, None)
+        tables.problem_of(worker.address, spec.search_id)     # used until now
 
 
 def _wait_for_problem(address: str, spec: EpochSpec, key):
@@ -78,14 +77,14 @@ def _wait_for_problem(address: str, spec: EpochSpec, key):
     found = []
 
     def ready():
-        problem = plugin.PROBLEMS.get((address, spec.search_id))
+        problem = tables.PROBLEMS.get((address, spec.search_id))
         if problem is not None:
             found.append(problem)
             return True
-        return plugin.discards(plugin.STOPPED.get(key)) or plugin.ended(address, spec.search_id)
+        return tables.discards(tables.STOPPED.get(key)) or tables.ended(address, spec.search_id)
 
-    plugin.wait_for(ready, spec.load_wait)
-    return plugin.problem_of(address, spec.search_id) if found else None
+    tables.wait_for(ready, spec.load_wait)
+    return tables.problem_of(address, spec.search_id) if found else None
 
 
 def _wait_for_share(address: str, spec: EpochSpec, key, ticket: ShareTicket):
@@ -93,12 +92,12 @@ def _wait_for_share(address: str, spec: EpochSpec, key, ticket: ShareTicket):
     not arrived within ``ticket.wait`` s, or the epoch was discarded meanwhile (then
     the share, if it comes, is dropped on arrival).  A stop ``cut`` keeps waiting, as
     for the problem."""
-    arrived = plugin.wait_for(
-        lambda: key in plugin.SHARES or plugin.discards(plugin.STOPPED.get(key))
-        or plugin.ended(address, spec.search_id), ticket.wait)
-    share = plugin.take_share(key)
-    if share is not None and not plugin.discards(plugin.STOPPED.get(key)) \
-            and not plugin.ended(address, spec.search_id):
+    arrived = tables.wait_for(
+        lambda: key in tables.SHARES or tables.discards(tables.STOPPED.get(key))
+        or tables.ended(address, spec.search_id), ticket.wait)
+    share = tables.take_share(key)
+    if share is not None and not tables.discards(tables.STOPPED.get(key)) \
+            and not tables.ended(address, spec.search_id):
         return share, None
     if share is not None or arrived:
         return None, f"stopped before the rows of epoch {spec.epoch} reached {address}"
@@ -110,8 +109,8 @@ async def stop_searches(search_id, reason, dask_worker=None):
     """Stop every epoch of ``search_id`` on this worker and forget its problem and its
     shares (the client's teardown; a coroutine so that the client can send it without
     waiting).  A running epoch keeps its own reference to the problem until it returns."""
-    for key, search in list(plugin.SEARCHES.items()):
+    for key, search in list(tables.SEARCHES.items()):
         if key[0] == dask_worker.address and key[1] == search_id:
             search.handle_stop(reason)
-    plugin._end(dask_worker.address, search_id)
+    tables.end_search(dask_worker.address, search_id)
     return "ok"

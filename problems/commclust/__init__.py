@@ -14,17 +14,17 @@ groups.  Modules:
 * :mod:`.mapping` -- :func:`map_clusters_to_groups`
 * :mod:`.generators` -- Table 1, CG-, IS-, EP-like and random tables
 * :mod:`.verify` -- independent literal implementations (exact arithmetic)
-* :mod:`.analysis` -- :func:`characterize`, the tie-break sweep's grid and report
+* :mod:`.sweep` -- :func:`characterize` (one run), the tie-break sweep's grid and report
 * :mod:`.render` -- Table 2 style text, G_c and dendrogram PNGs
 * :mod:`.cli` -- ``stealsearch commclust``
 """
-from .analysis import characterize, run_sweep
 from .algorithms import cluster_table, tie_order
 from .generators import cg_like, ep_like, example_table, is_like, paper_table1, random_table
 from .io import parse_trace, read_table, write_table_csv, write_trace
 from .mapping import map_clusters_to_groups, parse_groups
 from .model import CommTableError, Dendrogram, canonical_partition, exchanged_table, validate_table
 from .quality import QualityCurve, partition_quality, quality_curve
+from .sweep import characterize, run_sweep
 
 __all__ = [
     "CommTableError", "Dendrogram", "QualityCurve", "canonical_partition",

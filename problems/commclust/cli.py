@@ -109,7 +109,7 @@ def _warm() -> None:
     """The whole analysis once on the paper's Table 1, untimed: a first call loads the
     clustering and quality kernels from numba's cache (~0.01 s, 30x the clustering of
     an 8-process table), which belongs to no result."""
-    from .analysis import characterize
+    from .sweep import characterize
     from .generators import paper_table1
     from .model import validate_table
 
@@ -117,7 +117,7 @@ def _warm() -> None:
 
 
 def _run_single(args) -> int:
-    from .analysis import characterize, public
+    from .sweep import characterize, public
     from .mapping import parse_groups
     from .model import validate_table
     from .render import dendrogram_text, format_gc, plot_dendrogram, plot_gc
@@ -179,7 +179,7 @@ def _run_sweep(args) -> int:
     from stealsearch.engine.inputs import check_output_dir
     from stealsearch.engine.sweep import run_grid
 
-    from .analysis import KINDS, summarize_sweep, sweep_grid, sweep_runs
+    from .sweep import KINDS, summarize_sweep, sweep_grid, sweep_runs
 
     if args.plot or args.dendrogram_plot or args.groups or args.dendrogram:
         raise CommTableError("--plot, --dendrogram-plot, --dendrogram and --groups apply to "

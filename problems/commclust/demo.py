@@ -1,7 +1,7 @@
 """The commclust section of ``stealsearch demo``: Table 1 of seed 002 on the cluster."""
 from __future__ import annotations
 
-from .analysis import run_sweep
+from .sweep import run_sweep
 from .algorithms import cluster_table
 from .generators import cg_like, paper_table1
 from .quality import quality_curve

@@ -115,7 +115,7 @@ def weighted(m, use_forwarding: bool = True) -> Schedule:
     >>> weighted([[0, 10**6], [10**6, 0]]).length
     2000000.0
     """
-    from .kernels import peel_matchings, weighted_schedule
+    from .compiled import peel_matchings, weighted_schedule
 
     m = _as_matrix(m)
     P = m.shape[0]
@@ -205,7 +205,7 @@ def regular_schedule(regular_part, P: int | None = None) -> Schedule:
     >>> s.num_rounds, s.length
     (5, 10.0)
     """
-    from .kernels import regular_rows
+    from .compiled import regular_rows
 
     reg = np.ascontiguousarray(regular_part, dtype=np.int64)
     P = reg.shape[0]

@@ -120,9 +120,6 @@ class ScheduleBuilder:
         self._lengths.extend([int(length)] * count)
         return first
 
-    def set_length(self, r: int, length: int) -> None:
-        self._lengths[r] = int(length)
-
     def add(self, r: int, msg_src: int, msg_dst: int, frm: int, to: int, amount: int) -> None:
         self._rows.append((r, msg_src, msg_dst, frm, to, amount))
 

@@ -4,7 +4,7 @@
 Faces: the model (:mod:`.model`), topologies and traffic readers (:mod:`.topology`),
 round robin (:mod:`.roundrobin`), the engine searches (:mod:`.problem`, kernels in
 :mod:`.kernels`), the independent verifier (:mod:`.verify`), generators
-(:mod:`.generators`), the Swiss-T1 study (:mod:`.study`) and the CLI (:mod:`.cli`).
+(:mod:`.generators`), the Swiss-T1 study, this package's sweep (:mod:`.sweep`) and the CLI (:mod:`.cli`).
 """
 from .model import LiquidInputError, Traffic, Transfer
 from .roundrobin import round_robin_schedule, round_robin_summary

@@ -202,7 +202,7 @@ def run_teams(args) -> int:
 
 
 def run_study_cmd(args) -> int:
-    from .study import NODE_LIMIT, run_study
+    from .sweep import NODE_LIMIT, run_study
 
     from stealsearch.engine.inputs import check_output_dir
 

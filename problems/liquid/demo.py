@@ -6,7 +6,7 @@ from stealsearch.engine.solve import solve
 
 from .roundrobin import round_robin_schedule
 from .problem import LiquidScheduleProblem, schedule_traffic
-from .study import evaluate_allocations, equivalence_classes
+from .sweep import evaluate_allocations, equivalence_classes
 from .topology import fig1_traffic, no_team_traffic, swiss_t1
 from .verify import verify_schedule
 

@@ -359,7 +359,6 @@ def teams_kernel(stack, top, budget, mode, incumbent, counters, solution,
                  conf, users, tlinks, tlist, params):
     """Count the teams (``params[P_FULL] = 0``) or full teams (``= 1``) of a traffic:
     every leaf of the skeleton + expansion tree is one, generated once."""
-    W = params[P_W]
     width = params[P_WIDTH]
     oC, oE = params[P_OC], params[P_OE]
     full = params[P_FULL] == 1

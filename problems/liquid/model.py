@@ -244,8 +244,3 @@ class Traffic:
                 "liquid_throughput": self.liquid_throughput(),
                 "link_throughput": self.link_throughput}
 
-
-def schedule_length_is_liquid(traffic: Traffic, schedule: Sequence[Sequence[int]]) -> bool:
-    """A schedule is liquid iff its length equals Λ(X) (§3.1); validity is checked by
-    :func:`stealsearch.problems.liquid.verify.verify_schedule`."""
-    return len(schedule) == traffic.duration()

@@ -93,17 +93,17 @@ _CLASSES: list = []
 
 def _classes() -> list:
     if not _CLASSES:
-        from .study import equivalence_classes
+        from .sweep import equivalence_classes
 
         _CLASSES.extend(equivalence_classes())
     return _CLASSES
 
 
 def liquid_class(*, index: int, node_limit: int = 2_000_000) -> dict:
-    """One of the 363 Swiss-T1 sub-topologies (:mod:`stealsearch.problems.liquid.study`; index 0 is
+    """One of the 363 Swiss-T1 sub-topologies (:mod:`stealsearch.problems.liquid.sweep`; index 0 is
     the empty allocation, 1..362 are searched), on the axis of Figs. 6 and 9: its
     representative's liquid throughput, round robin, and the liquid-schedule search."""
-    from .study import evaluate_allocation
+    from .sweep import evaluate_allocation
 
     classes = _classes()
     if not 0 < int(index) < len(classes):
@@ -128,13 +128,13 @@ def liquid_t1(*, allocation: str | list, node_limit: int = 2_000_000,
     """One allocation of the Swiss-T1 study (``stealsearch liquid t1-study``): its
     all-to-all traffic's liquid figures, round robin, and the liquid-schedule search on
     the sequential engine (``node_limit`` caps it: status ``unknown``), the schedule
-    checked by the verifier (:func:`stealsearch.problems.liquid.study.evaluate_allocation`).
+    checked by the verifier (:func:`stealsearch.problems.liquid.sweep.evaluate_allocation`).
 
     >>> r = liquid_t1(allocation="1 1 0 0 0 0 0 0")
     >>> r["status"], r["length"], r["verified"]
     ('liquid', 2, True)
     """
-    from .study import evaluate_allocation
+    from .sweep import evaluate_allocation
     from .topology import swiss_t1
 
     t1_alloc = swiss_t1().check_allocation(_allocation(allocation))

@@ -2,7 +2,8 @@
 a two-level (clustered) system with message contention, solved by 2LVDSOPT.
 
 Faces: :mod:`.model` (instance + validation incl. conditions (2)-(3)), :mod:`.io`
-(JSON / CSV / networkx), :mod:`.algorithms` (Algorithms 1-4), :mod:`.verify` (an
+(JSON / CSV / networkx), :mod:`.algorithms` (Algorithms 1-4; their compiled core:
+:mod:`.compiled`), :mod:`.verify` (an
 independent checker and lower bound), :mod:`.generators`, :mod:`.gantt`, :mod:`.sweep`
 and :mod:`.cli` (``stealsearch twolevel``).
 

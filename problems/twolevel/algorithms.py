@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import kernels as K
+from . import compiled as K
 from .model import TwoLevelInstance
 
 

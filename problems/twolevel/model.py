@@ -179,7 +179,7 @@ class TwoLevelInstance:
     def topological_order(self) -> np.ndarray:
         """Kahn's order of the tasks; shorter than n iff the graph has a cycle."""
         if "topo" not in self._cache:
-            from .kernels import topological_order
+            from .compiled import topological_order
             pptr, parcs = self.csr("pred")
             sptr, sarcs = self.csr("succ")
             self._cache["topo"] = topological_order(self.n, pptr, sptr, self.dst[sarcs])

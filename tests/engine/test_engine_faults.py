@@ -14,8 +14,8 @@ import pytest
 
 from stealsearch.engine import InputError, SearchFailed, solve
 from stealsearch.engine.cluster import dask_client
-from stealsearch.engine.dask_backend import driver
-from stealsearch.engine.dask_backend.plugin import running_searches
+from stealsearch.engine.dask_backend import calls
+from stealsearch.engine.dask_backend.tables import running_searches
 from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
 
@@ -25,9 +25,9 @@ T1 = 4130071
 
 @pytest.fixture
 def short_timeouts(monkeypatch):
-    import stealsearch.engine.dask_backend.driver as driver
-    monkeypatch.setattr(driver, "PEER_TIMEOUT", 1.5)
-    monkeypatch.setattr(driver, "ABORT_GRACE", 1.5)
+    import stealsearch.engine.dask_backend.timeouts as timeouts
+    monkeypatch.setattr(timeouts, "PEER_TIMEOUT", 1.5)
+    monkeypatch.setattr(timeouts, "ABORT_GRACE", 1.5)
 
 
 def worker_pids(client):
@@ -256,7 +256,7 @@ def test_sigterm_of_a_worker_mid_search_keeps_the_count_exact(dask_procs, nanny)
             assert handed and r.recoveries == 0, (r.info["handovers"], r.recoveries)
         else:
             assert not handed and r.recoveries >= 1, (r.info["handovers"], r.recoveries)
-        assert victim not in driver.live_workers(c)
+        assert victim not in calls.live_workers(c)
 
 
 def test_scheduler_death_is_one_line_and_exit_1(tmp_path):

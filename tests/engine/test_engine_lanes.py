@@ -21,9 +21,8 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import StealPolicy, solve
-from stealsearch.engine.dask_backend.wire import GONE, EpochSpec, handler_name
-from stealsearch.engine.dask_backend.worker import NOT_READY, WorkerSearch
-from stealsearch.engine.epochs import Cut
+from stealsearch.engine.epochs import GONE, NOT_READY, Cut, EpochSpec, handler_name
+from stealsearch.engine.worker import WorkerSearch
 from stealsearch.engine.errors import InputError
 from stealsearch.engine.sequential import run_sequential
 from stealsearch.problems.clique.problem import CliqueProblem

@@ -12,10 +12,10 @@ import time
 import pytest
 
 from stealsearch.engine import SearchFailed, solve
-from stealsearch.engine.dask_backend import driver
-from stealsearch.engine.dask_backend.plugin import (load_count, loaded_problems, loads_under_way,
+from stealsearch.engine.dask_backend import calls
+from stealsearch.engine.dask_backend.tables import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
-from stealsearch.engine.dask_backend.wire import EpochSpec
+from stealsearch.engine.epochs import EpochSpec
 from stealsearch.problems.uts import UTSParams, UTSProblem
 from procutil import _alive, owned_cluster, wait_until, worker_pids
 
@@ -82,7 +82,7 @@ def test_repeated_tiny_solves_load_the_problem_once_per_worker(cluster):
     after = cluster.run(load_count)
     assert set(after) == set(before)
     assert all(after[a] - before[a] == n for a in after), (before, after)
-    assert cluster in driver._registered          # the plugin: registered once per client
+    assert cluster in calls._registered          # the plugin: registered once per client
     # every search's teardown unloads its problem from every worker
     wait_until(lambda: not any(cluster.run(loaded_problems).values()), 15,
                "the workers dropped the problems")
@@ -92,7 +92,7 @@ def test_progress_snapshot_has_each_workers_local_size_and_idle_flag():
     """The coordinator's progress snapshot (the dashboard's per-worker figures): the
     existing keys, plus each worker's local stack size and whether it is looking for
     work, as of its latest report (a late report does not win)."""
-    from stealsearch.engine.dask_backend.worker import CoordinatorEndpoint
+    from stealsearch.engine.termination import CoordinatorEndpoint
     from stealsearch.engine.termination import Coordinator
 
     end = CoordinatorEndpoint(search=None, coordinator=Coordinator(2, None))
@@ -154,7 +154,7 @@ def test_a_problem_nobody_uses_is_dropped_by_its_worker(cluster):
     from distributed.protocol import to_serialize
     from distributed.protocol.pickle import dumps
 
-    addr = sorted(driver.live_workers(cluster))[0]
+    addr = sorted(calls.live_workers(cluster))[0]
     blob = dumps(UTSProblem.preset("default"))
 
     async def load():
@@ -214,7 +214,7 @@ def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
     assert handed, r.info["handovers"]
     assert r.epochs > handed[0]                     # epochs went on after the hand-over
     assert victim not in r.info["last_epoch_workers"]
-    assert victim not in driver.live_workers(cluster)
+    assert victim not in calls.live_workers(cluster)
     wait_until(lambda: not _alive(found[victim]), 15, "the retired worker's process ended")
 
 
@@ -224,7 +224,7 @@ def test_a_worker_retired_while_its_peers_still_load_hands_over_too(cluster):
     and the epoch is committed (no rollback).  Runs after the test above: 2 workers
     are left (a retired worker does not come back)."""
     found = pids(cluster)
-    live = sorted(driver.live_workers(cluster))
+    live = sorted(calls.live_workers(cluster))
     assert len(live) >= 2
     victim = live[0]
     retired = {}

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import solve
-from stealsearch.engine.dask_backend import driver
-from stealsearch.engine.dask_backend.plugin import running_searches, shares_held
+from stealsearch.engine.dask_backend import calls, epoch_watch, timeouts
+from stealsearch.engine.dask_backend.tables import running_searches, shares_held
 from stealsearch.problems.clique import CliqueProblem
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.uts import UTSParams, UTSProblem
@@ -100,7 +100,7 @@ def test_a_share_of_a_discarded_epoch_is_dropped_on_the_worker(cluster):
     epoch was stopped (discarded) is refused; one held when the stop arrives is
     dropped; a stop 'cut' (the epoch is committed) keeps it; the teardown drops the
     rest."""
-    addr = sorted(driver.live_workers(cluster))[0]
+    addr = sorted(calls.live_workers(cluster))[0]
     sid = "share-" + uuid.uuid4().hex[:8]
     rows = np.arange(40, dtype=np.int64).reshape(10, 4)
     held = lambda: cluster.run(shares_held, workers=[addr])[addr]      # noqa: E731
@@ -133,7 +133,7 @@ def test_a_worker_that_dies_after_its_task_finished_is_a_lost_worker(cluster, mo
     cluster.wait_for_workers(3, timeout=60)
     found = pids(cluster)
     killed = []
-    fetch = driver._Epoch._fetch
+    fetch = epoch_watch.EpochWatch._fetch
 
     def kill_then_fetch(self, r):
         if not killed and r == len(self.peers) - 1:
@@ -146,9 +146,9 @@ def test_a_worker_that_dies_after_its_task_finished_is_a_lost_worker(cluster, mo
                     time.sleep(0.01)
         return fetch(self, r)
 
-    monkeypatch.setattr(driver._Epoch, "_fetch", kill_then_fetch)
+    monkeypatch.setattr(epoch_watch.EpochWatch, "_fetch", kill_then_fetch)
     # a fetch that waited for its own timeout would outlast the test
-    monkeypatch.setattr(driver, "CALL_TIMEOUT", 3600.0)
+    monkeypatch.setattr(timeouts, "CALL_TIMEOUT", 3600.0)
     caplog.set_level(logging.INFO, logger="stealsearch")
     r = solve(UTSProblem(TREE), client=cluster, checkpoint_every=0.1)
     assert killed, "the kill never happened"

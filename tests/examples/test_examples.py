@@ -4,6 +4,7 @@ every tier it has, sequentially and on 2 Dask workers (pybnb's test_examples pat
 Known answers come from outside the searches: N-queens counts (OEIS A000170), dynamic
 programming for knapsack and subset sum, the chromatic numbers of the Mycielski graphs.
 """
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,8 +33,13 @@ def knapsack_dp(weights, values, capacity):
     (["subset_sum.py", "12"], ["PySubsetSum", "FastSubsetSum", "SubsetSum"]),
 ])
 def test_example_runs_as_a_script(args, expect):
+    # the repository root importable, as in this process: numba's cache entry of a raw
+    # kernel names the module that wrote it (examples.subset_sum when a test imported it
+    # first), and a script loading that entry imports the module by that name
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
     out = subprocess.run([sys.executable, str(ROOT / "examples" / args[0])] + args[1:],
-                         capture_output=True, text=True, timeout=240, cwd=ROOT)
+                         capture_output=True, text=True, timeout=240, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
     for text in expect:
         assert text in out.stdout

@@ -6,7 +6,7 @@ from stealsearch.engine.solve import solve
 from stealsearch.problems.liquid import (TeamCountProblem, fig1_traffic, schedule_traffic,
                              swiss_t1, verify_schedule)
 from stealsearch.problems.liquid.generators import random_traffic
-from stealsearch.problems.liquid.study import run_study
+from stealsearch.problems.liquid.sweep import run_study
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import json
 import numpy as np
 
 from stealsearch.problems.liquid import swiss_t1
-from stealsearch.problems.liquid.study import (all_allocations, equivalence_classes, evaluate_allocation,
+from stealsearch.problems.liquid.sweep import (all_allocations, equivalence_classes, evaluate_allocation,
                                    nodes_and_durations)
 
 

@@ -1,4 +1,4 @@
-"""Numba kernels of 2LVDSOPT (seed paper 004, section 2.2, Algorithms 1-4).
+"""The compiled core (numba) of 2LVDSOPT (seed paper 004, section 2.2, Algorithms 1-4).
 
 Plain loops over CSR arrays, compiled once (``cache=True``) and GIL-free, so that
 n = 10^5 tasks run in well under a second.  The Python driver is

@@ -38,7 +38,6 @@ switch pairs (i, j) routed through c, and every tx/rx link carries N transfers.
 """
 from __future__ import annotations
 
-import itertools  # noqa: F401  (the product order is the reference order)
 import time
 from pathlib import Path
 

@@ -1,14 +1,29 @@
 """One epoch of the stealstack on one worker: the search object and its handlers.
 
+(One file of ~530 lines on purpose: the lanes, RELEASE/ACQUIRE/FINDWORK, the node-limit
+reservations, the incumbent and the cut share one worker's state under the shared
+portion's and the grant's locks, and the exactness argument below is about all of them
+at once; split, each part would need the others' invariants restated.)
+
 The search loop (seed 003, ch. 3): kernel chunks on the local portion, RELEASE of k
 bottom rows when the local portion exceeds the threshold, ACQUIRE from the own shared
 portion when empty, FINDWORK/STEAL from peers when both are empty.  The epoch ends
 when its time is up (a cut), at a limit, or on a stop message, and returns an
-:class:`EpochOutcome`; the search object is then dropped from the worker's table, so
-nothing outlives the epoch (a search whose client went away stops within one epoch on
-every worker).  The problem is not in the epoch's spec: the worker finds it in its
-problem table (:mod:`.plugin`), loaded once per search.  The Dask task that runs an
-epoch, and the teardown call, are in :mod:`.task`.
+:class:`~stealsearch.engine.epochs.EpochOutcome`; the search object is then dropped,
+so nothing outlives the epoch (a search whose client went away stops within one epoch
+on every worker).
+
+This is the worker *core*: it imports no Dask.  What carries its messages is its
+*host*, an object with ``address``, ``loop`` (``add_callback(fn)`` runs ``fn`` -- or the
+coroutine it returns -- on an event loop thread), ``handlers`` (``handler_name(op)`` ->
+this worker's own handlers, as routed to the search object) and ``rpc(address)`` (an
+object whose ``stealsearch_<op>(**msg)`` coroutines reach that peer's handlers).  Two
+hosts exist: a ``distributed`` Worker (:mod:`stealsearch.engine.dask_backend.task` runs
+an epoch as a Dask task, :mod:`stealsearch.engine.dask_backend.plugin` routes the
+messages) and :class:`stealsearch.engine.lanes.InProcessWorker` (the lanes of
+``--sequential --threads-per-worker T``: one worker, no peer, no Dask).  Rank 0 also
+serves the epoch's coordinator (:class:`stealsearch.engine.termination.CoordinatorEndpoint`).
+The message names and replies are :mod:`stealsearch.engine.epochs`'.
 
 Lanes: threads inside a worker (hierarchical stealstack, issue #13)
 -------------------------------------------------------------------
@@ -72,18 +87,19 @@ lanes in one process without Dask (:mod:`stealsearch.engine.lanes`) reached 1.93
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
 
-from ..outcome import improve
-from ..problem import IMPROVED, Mode, reduce_counters
-from ..result import WorkerStats
-from ..stack import BudgetTuner, make_stack
-from ..stealstack import SharedPortion
-from ..termination import Coordinator
-from ..victims import VictimOrder
-from .wire import GONE, EpochOutcome, EpochSpec, handler_name
+from .epochs import GONE, NOT_READY, EpochOutcome, EpochSpec, handler_name
+from .outcome import improve
+from .problem import IMPROVED, Mode, reduce_counters
+from .result import WorkerStats
+from .stack import BudgetTuner, make_stack
+from .stealstack import SharedPortion
+from .termination import Coordinator, CoordinatorEndpoint
+from .victims import VictimOrder
 
 logger = logging.getLogger("stealsearch")
 
@@ -91,13 +107,13 @@ logger = logging.getLogger("stealsearch")
 REPORT_INTERVAL = 0.1
 #: a worker waiting for a node-limit grant asks again this often
 GRANT_POLL = 0.005
-#: reply of the coordinator's handlers while rank 0 has not started the epoch yet
-NOT_READY = "not-ready"
 
 
 #: seconds a lane may take to leave its loop once the epoch ends, beyond a peer call's
 #: timeout (a chunk lasts ~chunk_seconds; a steal call at most peer_timeout)
 LANE_JOIN_GRACE = 5.0
+#: seconds a synchronous peer call may wait beyond its timeout for the host's loop
+LOOP_GRACE = 5.0
 
 
 class Lane:
@@ -208,17 +224,28 @@ class WorkerSearch:
         self.stop_event.set()
 
     def _call(self, to: int, op: str, **kwargs):
-        """Synchronous request/reply to a peer's handler, run on the worker's loop."""
-        from distributed.utils import sync
+        """Synchronous request/reply to a peer's handler, from a search thread: the call
+        runs on the host's loop, this thread waits for its reply (at most the peer
+        timeout, and a little more for the loop to take it)."""
+        timeout = self.spec.peer_timeout
+        reply: concurrent.futures.Future = concurrent.futures.Future()
 
         async def call():
-            rpc = self.worker.rpc(self.peers[to])
-            return await asyncio.wait_for(
-                getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
-                                               epoch=self.spec.epoch, **kwargs),
-                self.spec.peer_timeout)
+            try:
+                rpc = self.worker.rpc(self.peers[to])
+                reply.set_result(await asyncio.wait_for(
+                    getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
+                                                   epoch=self.spec.epoch, **kwargs),
+                    timeout))
+            except BaseException as exc:       # the caller sees it as its own
+                reply.set_exception(exc)
 
-        return sync(self.worker.loop, call)
+        self.worker.loop.add_callback(call)
+        try:
+            return reply.result(timeout + LOOP_GRACE)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"{op} to {self.peers[to]}: the host's loop did not run the "
+                               "call") from None
 
     def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, on_done=None,
               **kwargs) -> None:
@@ -358,7 +385,6 @@ class WorkerSearch:
         stop = self.stop_event
         backoff = pol.idle_backoff
         idle_since = None
-        t0 = time.time()
         try:
             while not stop.is_set():
                 if len(stack):
@@ -503,66 +529,3 @@ class WorkerSearch:
             failure=self.failure,
             coordinator=None if self.endpoint is None else self.endpoint.coordinator.snapshot(),
             failed_peers=() if self.failed_otherwise else tuple(sorted(self.failed_peers)))
-
-
-class CoordinatorEndpoint:
-    """Rank 0's coordinator handlers: credit, progress reports, stop requests.
-
-    Besides the coordinator's figures, it keeps for the dashboard each worker's local
-    stack size and whether it is looking for work (no local and no shared rows), as
-    of its last report: the progress snapshot's ``local`` and ``idle`` lists."""
-
-    def __init__(self, search: WorkerSearch, coordinator: Coordinator):
-        self.search = search
-        self.coordinator = coordinator
-        n = coordinator.n
-        self.local = [0] * n
-        self.idle = [False] * n
-        self.shown_seq = [0] * n
-
-    def handle_credit(self, exponent):
-        if self.coordinator.add_credit(int(exponent)):
-            return self._broadcast_stop("exhausted")
-        return "ok"
-
-    def handle_request_stop(self, reason):
-        if self.coordinator.request_stop(reason):
-            return self._broadcast_stop(reason)
-        return "ok"
-
-    def handle_report(self, rank, nodes, shared, steals, best, seq=0, idle=False,
-                      local=0, looking=False):
-        c = self.coordinator
-        rank, seq = int(rank), int(seq)
-        stop, grant = c.report(rank, int(nodes), int(shared), int(steals), best, seq, bool(idle))
-        if not seq or seq > self.shown_seq[rank]:     # a late report must not win
-            self.shown_seq[rank] = seq
-            self.local[rank], self.idle[rank] = int(local), bool(looking)
-        reply = {"shared": list(c.shared_sizes), "stop": c.stop_reason, "grant": grant}
-        if stop:
-            return self._then(self._broadcast_stop(c.stop_reason), reply)
-        return reply
-
-    def handle_progress(self):
-        snap = self.coordinator.snapshot()
-        snap["local"], snap["idle"] = list(self.local), list(self.idle)
-        return snap
-
-    async def _then(self, coro, value):
-        await coro
-        return value
-
-    async def _broadcast_stop(self, reason: str):
-        s = self.search
-
-        async def one(addr):
-            try:
-                await asyncio.wait_for(s.worker.rpc(addr).stealsearch_stop(
-                    search_id=s.spec.search_id, epoch=s.spec.epoch, reason=reason),
-                    s.spec.peer_timeout)
-            except Exception as exc:   # the peer is gone: the client sees it and rolls back
-                logger.info("stop to %s failed: %r", addr, exc)
-
-        s.handle_stop(reason)
-        await asyncio.gather(*(one(a) for r, a in enumerate(s.peers) if r != s.rank))
-        return "ok"
