@@ -130,8 +130,11 @@ def ok_run(argv, cwd, env, timeout=CMD_TIMEOUT, quiet=True) -> subprocess.Comple
     p = run(argv, cwd, env, timeout)
     name = " ".join(str(a) for a in argv[1:4])
     if p.returncode != 0:
+        # A long report's tail hides the failing line: keep the lines that are not a
+        # matched claim (the failures, the summaries), then the tail.
+        telling = [ln for ln in p.stdout.splitlines() if not ln.lstrip().startswith("matched")]
         raise StepFailed(f"{name}: exit {p.returncode}; stderr: {p.stderr[-800:]}; "
-                         f"stdout: {p.stdout[-1500:]}")
+                         f"stdout: {chr(10).join(telling)[-2500:]}")
     if quiet:
         stray = [ln for ln in p.stderr.splitlines()
                  if ln.strip() and not ln.startswith(DOCUMENTED_STDERR or ("\0",))]
