@@ -155,3 +155,37 @@ def test_a_worker_that_dies_while_the_cluster_starts_does_not_end_the_run(tmp_pa
         close_quietly(cluster)
         end_processes(list(descendants() - before))
     assert not any(_alive(p) for p in pids)
+
+
+# -- honest clocks --------------------------------------------------------------------------
+
+#: seconds a load reply may take to reach the client after its worker started searching
+#: (the clock starts at the first reply the client reads; an ordering, not a speed)
+REPLY_LATENCY = 0.05
+
+
+def test_search_seconds_cover_every_workers_own_search(cluster4):
+    from stealsearch.engine import solve
+    from stealsearch.problems.uts import UTSProblem
+
+    r = solve(UTSProblem.preset("T3"), backend="dask", client=cluster4, workers=3)
+    assert r.status == "exhausted" and r.nodes == 4112897         # UTS T3, published
+    assert len(r.workers) == 3
+    for w in r.workers:     # one lane each: its epochs' seconds, all searched in the clock
+        assert w.busy_seconds + w.idle_seconds <= r.search_seconds + REPLY_LATENCY * r.epochs
+    assert r.search_seconds <= r.wall_seconds
+
+
+def test_resume_counts_only_its_own_nodes_in_its_rate(tmp_path):
+    from stealsearch.engine import resume, solve
+    from stealsearch.problems.uts import UTSProblem
+
+    tree = UTSProblem.preset("T1")
+    part = solve(tree, backend="sequential", node_limit=4_000_000, checkpoint=str(tmp_path / "ck"))
+    assert part.status == "interrupted" and part.nodes == 4_000_000
+    r = resume(str(tmp_path / "ck"), backend="sequential")
+    assert (r.status, r.nodes) == ("exhausted", 4130071)
+    assert r.nodes_this_run == 130071 == sum(p["nodes"] for p in r.phases)
+    assert r.nodes_per_second == pytest.approx(130071 / r.search_seconds)
+    assert r.process_nodes_per_second == pytest.approx(130071 / r.wall_seconds)
+    assert r.as_dict()["nodes_per_second"] == r.nodes_per_second
