@@ -74,9 +74,18 @@ import numpy as np  # batches are row arrays by default (see stealsearch.engine.
 
 
 
+#: the problem attribute ``steal_order``'s values (stealsearch.engine.problem.Problem)
+STEAL_ORDERS = ("oldest", "nearest")
+
+
 class SharedPortion:
-    def __init__(self, codec, lanes: int = 0):
+    def __init__(self, codec, lanes: int = 0, steal_order: str = "oldest"):
         self.codec = codec          # joins batches (stealsearch.engine.stack.RowCodec or a tier's own)
+        if steal_order not in STEAL_ORDERS:
+            raise ValueError(f"steal_order must be one of {', '.join(STEAL_ORDERS)}, "
+                             f"got {steal_order!r}")
+        #: "nearest": a thief takes the oldest batch's top rows (see _take_oldest)
+        self.nearest = steal_order == "nearest"
         self.lock = threading.Lock()
         #: notified at every release: lanes waiting for rows wake at once
         self.rows_ready = threading.Condition(self.lock)
@@ -179,7 +188,7 @@ class SharedPortion:
                     self.demands += 1
                 return None, None
             want = (self._rows + 1) // 2 if half else k
-            taken = self._take_oldest(max(1, want))
+            taken = self._take_oldest(max(1, want), nearest=self.nearest)
             self.credit_exp += 1
             self.rows_given += len(taken)
             return taken, self.credit_exp
@@ -201,7 +210,14 @@ class SharedPortion:
             return self._take_oldest(self._rows)
 
     # -- batch bookkeeping (lock held) -------------------------------------------------
-    def _take_oldest(self, n: int) -> np.ndarray:
+    def _take_oldest(self, n: int, nearest: bool = False) -> np.ndarray:
+        """The ``n`` oldest rows: whole batches from the bottom end of the deque; of the
+        last batch touched, its bottom rows, or with ``nearest`` (a problem's
+        ``steal_order = "nearest"``) its top rows: of the oldest siblings released
+        together, those nearest the owner's current path, which for a value-ordered
+        search (clique) are the better ones (McCreesh & Prosser 2015, one discrepancy).
+        Only which rows of that batch move changes, never how many: each row still
+        leaves the deque exactly once, under the lock."""
         parts, got = [], 0
         while got < n and self._batches:
             b = self._batches[0]
@@ -209,6 +225,10 @@ class SharedPortion:
             if len(b) <= need:
                 parts.append(self._batches.popleft())
                 got += len(b)
+            elif nearest:
+                parts.append(b[len(b) - need:])
+                self._batches[0] = b[:len(b) - need]
+                got += need
             else:
                 parts.append(b[:need])
                 self._batches[0] = b[need:]

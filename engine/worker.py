@@ -153,7 +153,8 @@ class WorkerSearch:
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
         self.stack = self.lanes[0].stack        # the dealt rows start on lane 0
         self.stack.push(rows)
-        self.shared = SharedPortion(self.stack.codec, lanes=n_lanes)
+        self.shared = SharedPortion(self.stack.codec, lanes=n_lanes,
+                                    steal_order=getattr(problem, "steal_order", "oldest"))
         self.victims = VictimOrder(self.policy, rank, len(self.peers))
         self.incumbent = int(spec.incumbent)
         self.stop_event = threading.Event()

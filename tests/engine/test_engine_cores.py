@@ -189,3 +189,43 @@ def test_resume_counts_only_its_own_nodes_in_its_rate(tmp_path):
     assert r.nodes_per_second == pytest.approx(130071 / r.search_seconds)
     assert r.process_nodes_per_second == pytest.approx(130071 / r.wall_seconds)
     assert r.as_dict()["nodes_per_second"] == r.nodes_per_second
+
+
+# -- steal order (issue #23 item 4): which rows move, never how many -----------------------------
+
+def test_nearest_steal_order_takes_the_top_of_the_oldest_batch_and_loses_nothing():
+    import numpy as np
+
+    from stealsearch.engine.stack import RowCodec
+    from stealsearch.engine.stealstack import SharedPortion
+
+    rows = np.arange(24, dtype=np.int64).reshape(-1, 1)
+    for order, first in (("oldest", [0, 1, 2]), ("nearest", [5, 6, 7])):
+        portion = SharedPortion(RowCodec(1), steal_order=order)
+        for i in range(0, 24, 8):
+            portion.release(rows[i:i + 8])
+        got = [portion.steal(3, half=False)[0]]
+        assert got[0][:, 0].tolist() == first
+        while len(portion):
+            got.append(portion.steal(5, half=True)[0])
+        assert sorted(np.concatenate(got)[:, 0].tolist()) == list(range(24))   # each once
+
+
+def test_nearest_steal_order_finds_the_same_optimum(cluster4):
+    import networkx as nx
+
+    from stealsearch.engine import solve
+    from stealsearch.engine.policy import StealPolicy
+    from stealsearch.problems.clique import CliqueProblem, gnp
+
+    g = gnp(120, 0.5, seed=3)
+    omega = nx.max_weight_clique(g.to_networkx(), weight=None)[1]
+    problem = CliqueProblem(g)
+    problem.steal_order = "nearest"
+    r = solve(problem, backend="dask", client=cluster4, workers=2,
+              policy=StealPolicy(budget=200, chunk_seconds=None, release_threshold=4, k=2))
+    assert r.status == "optimal" and r.objective == omega and r.verified
+    assert r.conservation()["holds"]
+    problem.steal_order = "sideways"
+    with pytest.raises(Exception, match="steal_order"):
+        solve(problem, backend="sequential")
