@@ -40,6 +40,9 @@ def main(argv=None):
     ap.add_argument("--p", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--sequential", action="store_true", help="also the sequential baseline")
+    ap.add_argument("--places", nargs="+", default=["lanes", "workers"], choices=["lanes", "workers"],
+                    help="2 lanes in this process and/or 2 Dask workers (a thief's steal order "
+                         "acts between processes only: lanes share rows by ACQUIRE, newest first)")
     args = ap.parse_args(argv)
     g = gnp(args.n, args.p, seed=1)
     print(json.dumps({"graph": f"G({args.n}, {args.p}) seed 1", "load": os.getloadavg()[0],
@@ -53,8 +56,9 @@ def main(argv=None):
         solve(CliqueProblem(gnp(40, 0.5, 1)), backend="dask", client=client, workers=2)
         for _ in range(args.repeats):
             for order in ("oldest", "nearest"):
-                for place in (dict(backend="sequential", threads_per_worker=2),
-                              dict(backend="dask", client=client, workers=2)):
+                places = {"lanes": dict(backend="sequential", threads_per_worker=2),
+                          "workers": dict(backend="dask", client=client, workers=2)}
+                for place in (places[name] for name in args.places):
                     runs.append(one(g, order, **place))
                     print(json.dumps(runs[-1]), flush=True)
     assert len({r["omega"] for r in runs}) == 1, "the orders disagree on the optimum"
