@@ -75,6 +75,15 @@ class Machine:
     chunk_overhead: float = 2e-5
     #: seconds between worker starts (tasks do not start at the same instant).
     start_skew: float = 0.0
+    #: the machine's ceiling: with n cores busy each runs at ``rate / (1 + contention *
+    #: (n - 1))`` (turbo, shared caches and memory: what n independent sequential runs
+    #: at once measure, bench_scaling.py's "ceiling").  0 on a machine that keeps its
+    #: per-core rate; XEON16 below is fitted to issue #21's 16-core figures.
+    contention: float = 0.0
+
+    def rate_at(self, n: int) -> float:
+        """One worker's kernel rate while ``n`` workers search."""
+        return self.rate / (1.0 + self.contention * (n - 1))
 
 
 # -- the tree --------------------------------------------------------------------------------
@@ -221,6 +230,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
         cutoff = max(64, int(machine.rate * (policy.chunk_seconds or 0.005) / 20))
     tree = Tree(profile, cutoff, rng)
     pol, mc = policy, machine
+    rate_n = mc.rate_at(n)
     half_lat = mc.latency / 2
     # dealing (client side, DFS like _deal)
     stack = tree.roots()
@@ -303,7 +313,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
         w.nodes += done
         w.chunks += 1
         remaining -= done
-        dt = done / mc.rate + mc.chunk_overhead
+        dt = done / rate_n + mc.chunk_overhead
         if pol.chunk_seconds is not None:
             if dt > 2 * pol.chunk_seconds:
                 w.budget = max(1, w.budget // 2)
@@ -425,7 +435,9 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
     assert nodes + setup_nodes == total, (nodes, setup_nodes, total)
     t0 = min(w.start for w in workers)
     search = end_time - t0
-    work = nodes / mc.rate
+    work = nodes / rate_n
+    # efficiency: against the machine's ceiling (n cores at their shared rate); speedup:
+    # against one core alone (the sequential search), so it includes the ceiling
     return {"workers": n, "search_seconds": search, "nodes": nodes + setup_nodes,
             "setup_nodes": setup_nodes, "tree_nodes": profile.total,
             "efficiency": work / (n * search), "speedup": (total / mc.rate) / search,
@@ -436,6 +448,36 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             "per_worker_nodes": [w.nodes for w in workers],
             "chunks": sum(w.chunks for w in workers), "events": n_events, "cutoff": cutoff,
             "releases": sum(w.releases for w in workers), "acquires": sum(w.acquires for w in workers)}
+
+
+# -- calibrated on the 16-core figures of issue #21 ----------------------------------------------
+#: Intel Xeon, 16 cores, Python 3.12 (issue #21, same commit, same run): sequential UTS rates
+#: (T1XL 6.87, T3XXL 7.46 M nodes/s) and 16-worker results (processes / lanes).
+XEON16_FIGURES = {
+    "T1XL": {"sequential_rate": 6.87e6, "speedup_16": {"processes": 12.6, "lanes": 12.5}},
+    "T3XXL": {"sequential_rate": 7.46e6, "speedup_16": {"processes": 10.8, "lanes": 11.9}},
+    "T3L": {"sequential_rate": 7.46e6, "nodes": 111_345_631,
+            "search_16": {"processes": 1.80, "lanes": 1.35}},
+}
+#: the ceiling of that machine, fitted by :func:`fit_contention` to T1XL's 12.6x at 16
+#: processes: the model (T1L profile, 6.87 M nodes/s, no contention) loses 0.40 s per
+#: worker at 16 (efficiency 0.697 of a 1.33 s search: start, steals, termination); the
+#: same loss over T1XL's 18.9 s search at 16 is an efficiency of 0.979, so 12.6x leaves
+#: a ceiling of 16 / (1 + 15 c) = 12.6 / 0.979, c = 0.0162 (each of 16 busy cores at
+#: 0.80 of one core alone).  Checked against T3L (RESULTS.md, "The limit at 16 cores").
+XEON16_CONTENTION = 0.0162
+
+
+def fit_contention(speedup: float, n: int, protocol_efficiency: float) -> float:
+    """The contention for which ``n`` workers at ``protocol_efficiency`` of the ceiling
+    reach ``speedup`` over one core: n / (1 + c (n - 1)) * eff = speedup."""
+    return (n * protocol_efficiency / speedup - 1.0) / (n - 1)
+
+
+def xeon16(**changes) -> Machine:
+    """The model of issue #21's 16-core Xeon (T1XL's sequential rate; ``rate=`` for others)."""
+    return Machine(**{"rate": XEON16_FIGURES["T1XL"]["sequential_rate"],
+                      "contention": XEON16_CONTENTION, **changes})
 
 
 def main(argv=None):
@@ -449,14 +491,21 @@ def main(argv=None):
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--no-half", action="store_true")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--contention", type=float, default=0.0,
+                    help="per-core slowdown with n cores busy: rate / (1 + c (n - 1))")
+    ap.add_argument("--xeon16", action="store_true",
+                    help="issue #21's 16-core machine: its contention (and --rate if not given)")
     args = ap.parse_args(argv)
     prof = Profile.load(args.profile)
     pol = SimPolicy(victims=args.victims, k=args.k, steal_half=not args.no_half)
-    mc = Machine(rate=args.rate, latency=args.latency, handler_seconds=args.handler)
+    contention = XEON16_CONTENTION if args.xeon16 else args.contention
+    mc = Machine(rate=args.rate, latency=args.latency, handler_seconds=args.handler,
+                 contention=contention)
     for n in args.workers:
         rs = [simulate(prof, n, pol, mc, seed=s) for s in range(args.seeds)]
         eff = sorted(r["efficiency"] for r in rs)
         print(f"{n:5d} workers: search {np.median([r['search_seconds'] for r in rs]):.4f} s, "
+              f"speed-up {np.median([r['speedup'] for r in rs]):.2f}x, "
               f"efficiency {np.median(eff):.3f} [{eff[0]:.3f}-{eff[-1]:.3f}], "
               f"steals {np.median([r['steals'] for r in rs]):.0f}, events {rs[0]['events']}",
               flush=True)

@@ -2,7 +2,9 @@
 
 ``dask_client()`` is the one door every CLI command and benchmark goes through::
 
-    with dask_client(workers=2) as client:          # LocalCluster, 2 processes
+    with dask_client() as client:                   # LocalCluster, one process per usable core
+        ...
+    with dask_client(workers=4) as client:          # LocalCluster, 4 processes
         ...
     with dask_client(scheduler="tcp://127.0.0.1:8786") as client:
         ...
@@ -28,8 +30,9 @@ import time
 from typing import Callable, Iterator
 
 from .addresses import check_scheduler_address
-from .cluster_config import (DEFAULT_WORKERS, ClusterPlan, check_keys, local_cluster_keywords,
-                             read_cluster_config)
+from .cluster_config import (DEFAULT_WORKERS, ClusterPlan, check_keys,  # noqa: F401
+                             local_cluster_keywords, read_cluster_config)
+from .cores import usable_cores  # noqa: F401  (the one answer; re-exported here)
 from .errors import ClusterUnavailable, InputError, SearchFailed, first_line
 
 #: Seconds to reach a scheduler before giving up (``--connect-timeout``).
@@ -73,12 +76,24 @@ def _notice(message: str) -> None:
 
 # --------------------------------------------------------------------------- checks
 
-def usable_cores() -> int:
-    """Cores this process may run on (its affinity mask, not the machine's total)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
+def default_workers() -> int:
+    """Worker processes of a LocalCluster started with no count: one per usable core
+    (:func:`stealsearch.engine.cores.usable_cores`: affinity and cgroup quota).
+    (``DEFAULT_WORKERS``, imported above, is only a ``kind: local`` config's default.)"""
+    return usable_cores()
+
+
+def parse_workers(value) -> int | None:
+    """A worker count as the API takes it: a whole number >= 1, ``"auto"`` (the usable
+    cores), or None (not given).  Anything else (``"2"`` included: the command line
+    parses its own) is one InputError line."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return usable_cores()
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InputError(f"--workers must be a whole number >= 1 or 'auto', got {value!r}")
+    return int(value)
 
 
 def available_memory() -> int:
@@ -86,13 +101,13 @@ def available_memory() -> int:
     return psutil.virtual_memory().available
 
 
-def check_worker_count(workers, force: bool = False) -> int:
+def check_worker_count(workers, force: bool = False, notice: bool = True) -> int:
     """Validate the number of worker *processes* of a cluster started on this machine.
 
     Refused without ``force``: fewer than 1; more than ``MAX_WORKERS_PER_CORE`` per
     usable core; more than the available memory holds at ``MIN_MEMORY_PER_WORKER``
-    each.  More than one per core is allowed with a notice: the processes then share
-    cores, and a speed-up measured that way means little.
+    each.  More than one per core is allowed with a notice (``notice``): the processes
+    then share cores, and a speed-up measured that way means little.
     """
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
@@ -108,7 +123,7 @@ def check_worker_count(workers, force: bool = False) -> int:
         raise InputError(f"--workers {workers}: {memory / 2**20:.0f} MB of memory available, less "
                          f"than {MIN_MEMORY_PER_WORKER // 2**20} MB per worker process; "
                          "add --force to start them anyway")
-    if workers > cores:
+    if workers > cores and notice:
         _notice(f"note: {workers} worker processes on {cores} cores: they share the cores")
     return workers
 
@@ -156,9 +171,10 @@ def close_quietly(thing, timeout: float = 30.0) -> None:
 
 # --------------------------------------------------------------------------- local
 
-def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *,
+def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
                   force: bool = False, **kwargs):
-    """A ``LocalCluster`` of worker *processes* on 127.0.0.1.
+    """A ``LocalCluster`` of worker *processes* on 127.0.0.1 (``workers``: one per usable
+    core when None).
 
     Private by default: the scheduler, the workers, their nannies and the dashboard
     (a free port, on 127.0.0.1 only) listen on the loopback interface; pass ``host``
@@ -169,7 +185,7 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     """
     from distributed import LocalCluster
 
-    workers = check_worker_count(workers, force)
+    workers = check_worker_count(default_workers() if workers is None else workers, force)
     check_keys(kwargs, local_cluster_keywords(), "local cluster")
     _quiet_logs()
     # a free port, never clashing with another cluster; ":0" would mean every interface
@@ -183,13 +199,55 @@ def local_cluster(workers: int = DEFAULT_WORKERS, threads_per_worker: int = 1, *
     # is captured by each Nanny and handed to its worker process.
     with dask.config.set({"distributed.worker.profile.enabled": False}):
         try:
-            return start_owned(lambda: LocalCluster(
-                n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
-                **kwargs))
+            return start_owned(lambda: _start_local(LocalCluster, workers, threads_per_worker,
+                                                    kwargs))
         except (ValueError, TypeError, RuntimeError, OSError) as exc:
             # a config's bad value (memory_limit: lots, dashboard_address: x) surfaces
             # here, often wrapped in "Cluster failed to start"; the user needs its line
             raise ClusterUnavailable(f"the local cluster did not start: {first_line(exc)}") from None
+
+
+def _start_local(cls, workers: int, threads_per_worker: int, kwargs: dict):
+    """Start a LocalCluster of ``workers`` processes; a worker process that dies while
+    the cluster starts does not end it: the cluster goes on with the workers that came
+    up, and one note line says so (none came up: the start's error is raised).
+
+    ``LocalCluster(n_workers=N)`` closes the whole cluster when one Nanny fails to start
+    ("Nanny failed to start": a worker process killed, out of memory, a crash in its
+    imports).  So the scheduler starts first with no worker, and the workers are then
+    added the way LocalCluster adds its own (``new_worker_spec``, then waiting on
+    ``_correct_state``, which raises the first failure once every other worker is up).
+    """
+    cluster = cls(n_workers=0, threads_per_worker=threads_per_worker, processes=True, **kwargs)
+    try:
+        for _ in range(workers):
+            cluster.worker_spec.update(cluster.new_worker_spec())
+        try:
+            cluster.sync(cluster._correct_state)
+            return cluster
+        except Exception as exc:           # one worker (or more) did not start
+            why = first_line(exc)
+        from distributed.core import Status
+
+        up = [n for n, w in cluster.workers.items() if w.status == Status.running]
+        lost = [n for n in list(cluster.worker_spec) if n not in up]
+        if not up:
+            raise RuntimeError(why)
+        for name in lost:
+            cluster.worker_spec.pop(name, None)
+            nanny = cluster.workers.pop(name, None)
+            if nanny is not None:
+                try:
+                    cluster.sync(nanny.close, callback_timeout=10)
+                except Exception as exc:   # it failed already; closing is only tidying
+                    log.debug("closing a failed nanny: %r", exc)
+        _notice(f"note: {len(lost)} of {workers} worker processes did not start "
+                f"({why.rstrip('.')}); "
+                f"going on with {len(up)}")
+        return cluster
+    except BaseException:
+        close_quietly(cluster)
+        raise
 
 
 def start_plan(plan: ClusterPlan):
@@ -410,8 +468,9 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
                 force: bool = False, announce: bool | None = None) -> Iterator["object"]:
     """A ``distributed.Client`` for the requested place; closed on exit.
 
-    workers : worker processes of a LocalCluster started here (default 2); with a
-        scheduler or a config, the number of workers to wait for (default 1).
+    workers : worker processes of a LocalCluster started here (default: one per usable
+        core, :func:`default_workers`; ``"auto"`` the same); with a scheduler or a
+        config, the number of workers to wait for (default 1).
     scheduler : the address of a running scheduler (``tcp://host:8786``, ``host:8786``,
         ``tls://...``, ``ws://...``).
     config : a cluster description (``cluster_configs/*.yaml``).
@@ -432,10 +491,10 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     local = scheduler is None and config is None
     if workers is not None or local:
         # never `workers or DEFAULT`: 0 must be refused, not read as "the default"
-        workers = DEFAULT_WORKERS if workers is None else workers
         # (a local count is checked against cores and memory by local_cluster itself)
-        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-            raise InputError(f"--workers must be a whole number >= 1, got {workers!r}")
+        workers = parse_workers(workers)
+        if workers is None:
+            workers = default_workers()
     if scheduler is not None:
         scheduler = check_scheduler_address(scheduler)
 
@@ -449,12 +508,16 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         security = plan.security
         if workers is None and plan.expected_workers:
             needed = plan.expected_workers
+        if is_owned and plan.kind == "local":
+            # a worker that died while it started is gone for good (a note said so)
+            needed = min(needed, len(target.workers))
     elif scheduler is not None:
         target = scheduler
     else:
         owned = target = local_cluster(workers, force=force)
-        # LocalCluster has started them all already; this only confirms it
-        needed = minimum = workers
+        # LocalCluster has started them all already (less any that died while they
+        # started: a note said so); this only confirms it
+        needed = minimum = len(target.workers)
         timeout = max(wait_workers, 60.0)
     try:
         address = target if isinstance(target, str) else target.scheduler_address

@@ -122,16 +122,19 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     (``limits=False``: no ``--time-limit``/``--node-limit``, for commands whose runs set
     their own, e.g. a sweep's items)."""
     where = parser.add_mutually_exclusive_group()
-    if policy:      # an engine search: with no place flag it ramps up (stealsearch.engine.rampup)
-        workers_help = ("run on a LocalCluster of N worker processes from the first node.  With "
-                        "no place flag (--workers, --sequential, --scheduler, --cluster-config) "
-                        "the search starts in this process at once and moves to a LocalCluster "
-                        "of 2 workers only if it lasts longer than --grace seconds")
+    if policy:      # an engine search: with no place flag it runs here (stealsearch.engine.solve)
+        workers_help = ("run on a LocalCluster of N worker processes (no N, or 'auto': one per "
+                        "usable core), searching in this process while it starts (see "
+                        "--no-ramp-up).  With no place flag (--workers, --sequential, "
+                        "--scheduler, --cluster-config) the search runs in this process on "
+                        "every usable core, no cluster (a problem in plain Python: it moves "
+                        "to a LocalCluster of one process per core if it lasts)")
     else:
-        workers_help = "run on a LocalCluster of N worker processes (2 when no other place is given)"
-    where.add_argument("--workers", type=int, default=None, metavar="N", help=workers_help)
+        workers_help = ("run on a LocalCluster of N worker processes (no N, or 'auto', or no "
+                        "other place given: one per usable core)")
+    add_workers_argument(where, workers_help)
     where.add_argument("--sequential", action="store_true",
-                       help=f"run {what} in this process only (no cluster)")
+                       help=f"run {what} in this process only, one thread (no cluster)")
     where.add_argument("--scheduler", metavar="ADDR", default=None,
                        help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
@@ -190,20 +193,51 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="disable stealing (each worker keeps its initial share)")
 
 
+def workers_value(text: str):
+    """``--workers``' value: an integer (checked >= 1 by :func:`check_workers`, so that
+    0 is one clear line) or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', "
+                                         f"got {text[:30]!r}") from None
+
+
+class _WorkersAction(argparse.Action):
+    """``--workers`` alone or ``--workers auto``: the usable cores
+    (:func:`stealsearch.engine.cores.usable_cores`), as an int like any other count."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None or values == "auto":
+            from .cores import usable_cores
+            values = usable_cores()
+        setattr(namespace, self.dest, values)
+
+
+def add_workers_argument(parser, help_text: str) -> None:
+    """``--workers [N|auto]`` (every command that can start a LocalCluster)."""
+    parser.add_argument("--workers", type=workers_value, nargs="?", const="auto", default=None,
+                        action=_WorkersAction, metavar="N", help=help_text)
+
+
 def add_rampup_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ramp-up`` and ``--grace``: start in this process, move to the cluster if the
     search lasts (stealsearch.engine.rampup); the default when no place flag is given."""
     from .rampup import DEFAULT_GRACE
 
     g = parser.add_argument_group("ramp-up (see stealsearch.engine.rampup)")
-    g.add_argument("--ramp-up", action="store_true",
-                   help="with --workers/--scheduler/--cluster-config: start the search in this "
-                        "process and hand it to the cluster once that is ready (the default "
-                        "when no place flag is given)")
+    g.add_argument("--ramp-up", action=argparse.BooleanOptionalAction, default=None,
+                   help="start the search in this process and hand it to the cluster once "
+                        "that is ready: the default with --workers (the cluster we start); "
+                        "--ramp-up with --scheduler/--cluster-config, or with no place flag "
+                        "(onto a LocalCluster of one process per usable core); --no-ramp-up: "
+                        "on the cluster from the first node")
     g.add_argument("--grace", type=non_negative_float, default=None, metavar="S",
                    help=f"seconds the search runs in this process before a cluster is started "
-                        f"at all, when ramping up (default {DEFAULT_GRACE:g}): a search that "
-                        "ends sooner starts no worker process")
+                        f"at all, when ramping up (default {DEFAULT_GRACE:g}; 0 with --workers): "
+                        "a search that ends sooner starts no worker process")
 
 
 # --- reaching a cluster (stealsearch.engine.cluster) ------------------------------------------------
@@ -298,25 +332,41 @@ def show_progress(args: argparse.Namespace) -> bool:
 
 
 def check_workers(args: argparse.Namespace) -> None:
-    """``--workers`` must be >= 1 (0 does not silently mean the default)."""
+    """``--workers`` must be >= 1 (0 does not silently mean the default); ``auto`` (a
+    caller that built the namespace itself) becomes the usable cores."""
     workers = getattr(args, "workers", None)
+    if workers == "auto":
+        from .cores import usable_cores
+        args.workers = workers = usable_cores()
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be >= 1, got {workers}")
 
 
 def backend_from_args(args: argparse.Namespace) -> str:
-    """The ``stealsearch.engine.solve`` backend the flags name: ``sequential``; ``dask`` for a place
-    flag; ``rampup`` for a place flag with ``--ramp-up``; ``auto`` (a ramp-up onto a
-    LocalCluster of 2 workers) with no place flag."""
+    """The ``stealsearch.engine.solve`` backend the flags name: ``sequential``
+    (``--sequential``); ``rampup`` (``--ramp-up``); ``dask`` (a place flag with
+    ``--no-ramp-up``); otherwise ``auto``, which :func:`stealsearch.engine.solve.choose_backend`
+    resolves: lanes on every usable core here with no place flag, a ramp-up with
+    ``--workers``, Dask on a scheduler or a cluster config."""
     placed = any(getattr(args, k, None) is not None
                  for k in ("workers", "scheduler", "cluster_config"))
-    ramp = bool(getattr(args, "ramp_up", False))
+    elsewhere = any(getattr(args, k, None) is not None for k in ("scheduler", "cluster_config"))
+    ramp = getattr(args, "ramp_up", None)
     sequential = bool(getattr(args, "sequential", False))
     if ramp and sequential:
         raise InputError("--ramp-up moves a search to a cluster: not with --sequential")
-    backend = "sequential" if sequential else ("rampup" if ramp else "dask") if placed else "auto"
-    if getattr(args, "grace", None) is not None and backend not in ("auto", "rampup"):
-        raise InputError("--grace applies to a ramp-up: with no place flag, or with --ramp-up")
+    if sequential:
+        backend = "sequential"
+    elif ramp:
+        backend = "rampup"
+    elif ramp is False and placed:
+        backend = "dask"
+    else:
+        backend = "auto"
+    if getattr(args, "grace", None) is not None and (
+            backend in ("sequential", "dask") or (backend == "auto" and elsewhere)):
+        raise InputError("--grace applies to a ramp-up: with no place flag, with --workers, "
+                         "or with --ramp-up")
     return backend
 
 
@@ -338,7 +388,8 @@ def solve_from_args(problem, args: argparse.Namespace):
         import distributed  # noqa: F401  (its logging set-up first, then ours)
 
         # the command reports a lost scheduler itself, in one line (exit 1); ("auto"
-        # imports distributed only if its search lasts: stealsearch.engine.cluster quiets it then)
+        # imports distributed only when it starts or reaches a cluster, in the background
+        # while the search runs: stealsearch.engine.cluster quiets it then)
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
     if backend in ("auto", "rampup"):
         kwargs["grace"] = getattr(args, "grace", None)

@@ -26,6 +26,7 @@ from .epochs import COORDINATOR_OPS, GONE, Cut, EpochSpec, handler_name
 from .errors import SearchFailed
 from .loop import EpochRun, Transport
 from .problem import Problem
+from .stack import make_stack
 from .worker import WorkerSearch
 
 #: the address of the in-process "worker"
@@ -107,6 +108,8 @@ class Lanes(Transport):
 
     def prepare(self, loop) -> None:
         self.worker = InProcessWorker(self.idle_worker)
+        # load the kernel (numba's cache: up to ~1 s cold) before the search clock starts
+        make_stack(loop.problem).run(0, loop.cut.incumbent(loop.problem))
 
     def desc(self, problem: Problem) -> str:
         return f"{problem.name} on {self.threads} threads"

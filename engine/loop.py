@@ -27,8 +27,9 @@ Everything else is here.  :func:`run_epochs` is the loop and its result in one c
 the ramp-up (:mod:`stealsearch.engine.rampup`) runs two loops over one cut instead.
 
 The search clock (:class:`SearchClock`) is the one place where ``search_seconds``
-starts: before the first epoch for a transport in this process, when the first epoch's
-workers are loaded for Dask (the transport starts it).
+starts: before the first epoch for a transport in this process, when the first of the
+first epoch's workers is loaded (and so starts searching) for Dask (the transport starts
+it, at that worker's load reply).
 """
 from __future__ import annotations
 

@@ -153,6 +153,14 @@ class Problem:
         The stack the backends run this problem on (``None``: the int64 row stack,
         :class:`stealsearch.engine.stack.LocalStack`).  A tier whose nodes are not rows supplies its
         own, with the same methods and a batch codec (:class:`stealsearch.engine.stack.RowCodec`).
+    steal_order : str
+        Which of a victim's oldest rows a thief takes (:mod:`stealsearch.engine.stealstack`):
+        ``"oldest"`` (the default: the bottom of the oldest released batch, the rows
+        nearest the root and last in sequential order) or ``"nearest"`` (the top end of
+        that batch: among those oldest siblings, the ones nearest the owner's current
+        path, one discrepancy from it, McCreesh & Prosser 2015's splitting: for a
+        problem whose sequential order is a value ordering, as clique's).  Which rows
+        move, never how many: exactness is the same.
     """
 
     name: str = "problem"
@@ -165,6 +173,7 @@ class Problem:
     extra_counters: tuple = ()
     objective_sense: int = 1
     stack_class: Any = None
+    steal_order: str = "oldest"
 
     def __init__(self, mode: "Mode | str | None" = None, target: int | None = None):
         """Every tier's default constructor: an optional mode and decide target."""
@@ -264,6 +273,9 @@ def check_problem(problem: Any, policy: Any = None) -> None:
         raise ContractError("solve() needs an engine.Problem (a PythonProblem, a FastProblem or a "
                             f"raw-tier Problem subclass), got {type(problem).__name__}")
     cls = type(problem).__name__
+    if getattr(problem, "steal_order", "oldest") not in ("oldest", "nearest"):
+        raise ContractError(f"{cls}.steal_order must be 'oldest' or 'nearest', "
+                            f"got {problem.steal_order!r}")
     if not isinstance(problem.mode, Mode):
         raise ContractError(f"{cls}.mode must be an engine.Mode, got {problem.mode!r}")
     if problem.mode is Mode.DECIDE and problem.target is None:

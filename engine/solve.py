@@ -27,9 +27,16 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     """Search ``problem`` to completion (or until a limit) and return a SearchResult.
 
     backend :
-        "auto" (the default): "rampup" when no place (``workers``, ``scheduler``,
-        ``cluster_config``, ``client``) is given, "dask" on the place given otherwise;
-        "sequential": this process only;
+        "auto" (the default) uses the machine it runs on (:func:`choose_backend`):
+        with no place (``workers``, ``scheduler``, ``cluster_config``, ``client``), the
+        search runs at once in this process as lanes on every usable core
+        (:func:`stealsearch.engine.cores.usable_cores`; no cluster, no process started),
+        or, for a problem whose node code holds the GIL (the Python reference tier),
+        ramps up onto a LocalCluster of one process per usable core; with ``workers``
+        alone (a LocalCluster we start), it ramps up with no grace: the search starts
+        here while the cluster starts; on a ``scheduler``, ``cluster_config`` or
+        ``client``, "dask";
+        "sequential": this process only (one thread unless ``threads_per_worker``);
         "dask": the stealstack over Dask workers from the first node;
         "rampup": start in this process at once; after ``grace`` seconds (default
         ``stealsearch.engine.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
@@ -37,9 +44,10 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         within the grace period starts no cluster at all.  ``result.phases`` says
         which phase did what.
     workers / scheduler / cluster_config / client : where the dask backend (or the
-        ramp-up's second phase) runs; with none of them, a LocalCluster of 2 worker
-        processes is started and closed.  ``workers`` with a scheduler or client: use at
-        most that many of its workers.
+        ramp-up's second phase) runs; with none of them, a LocalCluster of one worker
+        process per usable core is started and closed.  ``workers="auto"``: the usable
+        cores.  ``workers`` with a scheduler or client: use at most that many of its
+        workers.
     policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
     time_limit, node_limit : stop early with status "interrupted"; the result keeps the
         best solution found and, in optimise mode, a proven bound.  So does a first
@@ -54,8 +62,9 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         :func:`stealsearch.engine.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
         portion (:mod:`stealsearch.engine.worker`); default 1 (measured:
-        benchmarks/results/threads.md).  With backend "sequential": that many threads
-        in this process (:mod:`stealsearch.engine.lanes`); the ramp-up's first phase runs one.
+        benchmarks/results/threads.md).  With backend "sequential", or "auto" with no
+        place: that many threads in this process (:mod:`stealsearch.engine.lanes`;
+        "auto"'s default: the usable cores); the ramp-up's first phase runs one.
     """
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
@@ -96,11 +105,18 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
 
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    from .cluster import parse_workers
+    workers = parse_workers(workers)
+    if threads_per_worker is not None:
+        if isinstance(threads_per_worker, bool) or not isinstance(
+                threads_per_worker, numbers.Integral) or threads_per_worker < 1:
+            raise InputError(f"threads per worker must be a whole number >= 1, "
+                             f"got {threads_per_worker!r}")
     fall_back = False
     if backend == "auto":
-        placed = any(x is not None for x in (workers, scheduler, cluster_config, client))
-        # nobody asked for a cluster: one that cannot start is a note, not an error
-        backend, fall_back = ("dask", False) if placed else ("rampup", True)
+        backend, fall_back, grace, threads_per_worker = choose_backend(
+            problem, workers=workers, scheduler=scheduler, cluster_config=cluster_config,
+            client=client, grace=grace, threads_per_worker=threads_per_worker)
     # types first: a string limit would otherwise end in a TypeError from a comparison
     for name, value, kinds in (("time limit", time_limit, numbers.Real),
                                ("node limit", node_limit, numbers.Integral),
@@ -116,11 +132,6 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
         raise InputError(f"checkpoint interval must be > 0 seconds, got {checkpoint_every}")
     if policy is not None and not isinstance(policy, StealPolicy):
         raise InputError(f"policy must be an engine.StealPolicy, got {type(policy).__name__}")
-    if threads_per_worker is not None:
-        if isinstance(threads_per_worker, bool) or not isinstance(
-                threads_per_worker, numbers.Integral) or threads_per_worker < 1:
-            raise InputError(f"threads per worker must be a whole number >= 1, "
-                             f"got {threads_per_worker!r}")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
@@ -156,6 +167,48 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                                        else None, **threads, **common), carried)
 
 
+def holds_gil(problem: Problem) -> bool:
+    """Does ``problem``'s node code hold the GIL while it runs?  The reference tier's
+    (Python ``children``) does, and so does a raw kernel compiled without ``nogil``;
+    then threads of one process search one at a time, and only processes run in
+    parallel.  A fast-tier driver and every kernel compiled ``nogil=True`` do not."""
+    if getattr(problem, "stack_class", None) is not None:    # nodes are Python objects
+        return True
+    options = getattr(problem.kernel, "targetoptions", None)  # a numba dispatcher's flags
+    return options is None or not options.get("nogil", False)
+
+
+def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_config=None,
+                   client=None, grace=None, threads_per_worker=None):
+    """What backend "auto" means here: ``(backend, fall_back, grace, threads)``.
+
+    The rule (issue #21; the figures in the README): one machine is best used by lanes
+    in one process (measured on 16 cores: lanes match or beat processes, and start in
+    no time, where a LocalCluster of 16 takes 3.6 s to start), so
+
+    * no place given: lanes on every usable core in this process, no cluster; a
+      problem whose node code holds the GIL (:func:`holds_gil`) cannot use lanes, so
+      it ramps up onto a LocalCluster of one process per usable core (a ``grace``
+      given asks for that ramp-up too); one usable core: one stack, here;
+    * ``workers`` alone (a LocalCluster this call starts): the ramp-up with no grace,
+      the search going on here while the cluster starts (no start-up tax);
+    * a ``scheduler``, ``cluster_config`` or ``client`` (a cluster of someone else's
+      or one described elsewhere): "dask" from the first node.
+
+    ``fall_back``: a cluster nobody asked for that cannot start is a note, and the
+    search goes on here (not an error)."""
+    from .cores import usable_cores
+
+    if any(x is not None for x in (scheduler, cluster_config, client)):
+        return "dask", False, grace, threads_per_worker
+    if workers is not None:
+        return "rampup", False, (0.0 if grace is None else grace), threads_per_worker
+    cores = usable_cores()
+    if grace is not None or (cores > 1 and holds_gil(problem)):
+        return "rampup", True, grace, threads_per_worker
+    return "sequential", False, grace, threads_per_worker or cores
+
+
 def _one_phase(result: SearchResult, carried: int) -> SearchResult:
     """The ``phases`` entry of a backend that ran one phase (see stealsearch.engine.rampup)."""
     if not result.phases:
@@ -181,6 +234,9 @@ def _check_place(place, grace: float) -> None:
     if place.workers is not None and (isinstance(place.workers, bool) or not isinstance(
             place.workers, numbers.Integral) or place.workers < 1):
         raise InputError(f"--workers must be a whole number >= 1, got {place.workers!r}")
+    if place.local and place.workers is not None:
+        from .cluster import check_worker_count
+        check_worker_count(place.workers, place.force, notice=False)   # cores, memory
     if place.cluster_config is not None:
         from .cluster_config import read_cluster_config
         read_cluster_config(place.cluster_config)

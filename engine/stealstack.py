@@ -40,6 +40,30 @@ lane at a time: the worker's thief lock), which is what :meth:`receive_credit`
 asserts.  ``hungry`` counts the inactive lanes (a hint, read without the lock by
 busy lanes, which then release rows below the threshold for them); ``rows_ready``
 wakes waiting lanes at every release.
+
+Work shared on demand (issue #21)
+---------------------------------
+RELEASE alone shares only what grows past ``release_threshold``: on a narrow tree (a
+binary branching ``k`` deep, ``k`` below the threshold) the local portion never
+passes it, nothing is ever released, and a peer sits idle for the whole search.  So a
+thief's request is also a *demand*: a STEAL that finds this portion empty (while the
+worker still holds its credit, i.e. still has rows on some lane) sets ``wanted``, and
+each lane, after its next chunk, sees ``wanted`` (or a hungry sibling) and releases
+rows from the *bottom* of its local portion even below the threshold, provided it
+holds two rows or more (it keeps at least one: YewPar's stack stealing, which splits
+a victim's stack at its lowest unexplored level).  The thief, which backs off for a
+millisecond or so between rounds, finds them at its next try.  A RELEASE clears
+``wanted``.
+
+Exactness is untouched, because nothing new moves rows: an on-demand release is the
+same locked RELEASE as any other (rows leave a lane's local stack and enter this
+portion in one step; the conservation identity ``dealt + stolen = searched-out +
+released - acquired + left`` counts them as before), and the thief takes them by the
+same locked STEAL, which splits the credit as always.  ``wanted`` is only a hint read
+without the lock: a stale read costs one early or one late release, never a row.
+Termination credit: a worker with ``wanted`` set still holds its credit (STEAL only
+sets it while ``credit_exp`` is not None), and it gives the credit back only when all
+its lanes and this portion are empty, exactly as before.
 """
 from __future__ import annotations
 
@@ -50,9 +74,18 @@ import numpy as np  # batches are row arrays by default (see stealsearch.engine.
 
 
 
+#: the problem attribute ``steal_order``'s values (stealsearch.engine.problem.Problem)
+STEAL_ORDERS = ("oldest", "nearest")
+
+
 class SharedPortion:
-    def __init__(self, codec, lanes: int = 0):
+    def __init__(self, codec, lanes: int = 0, steal_order: str = "oldest"):
         self.codec = codec          # joins batches (stealsearch.engine.stack.RowCodec or a tier's own)
+        if steal_order not in STEAL_ORDERS:
+            raise ValueError(f"steal_order must be one of {', '.join(STEAL_ORDERS)}, "
+                             f"got {steal_order!r}")
+        #: "nearest": a thief takes the oldest batch's top rows (see _take_oldest)
+        self.nearest = steal_order == "nearest"
         self.lock = threading.Lock()
         #: notified at every release: lanes waiting for rows wake at once
         self.rows_ready = threading.Condition(self.lock)
@@ -72,6 +105,11 @@ class SharedPortion:
         self.rows_given = 0
         #: set by close(): the epoch is over on this worker, thieves get nothing
         self.closed = False
+        #: a thief found this portion empty while this worker still had rows: its lanes
+        #: release rows below the threshold at their next chunk (cleared by a release)
+        self.wanted = False
+        #: steals that found this portion empty and asked for rows (a figure)
+        self.demands = 0
 
     def __len__(self) -> int:
         return self._rows
@@ -81,6 +119,7 @@ class SharedPortion:
         if len(rows) == 0:
             return
         with self.lock:
+            self.wanted = False
             self._batches.append(rows)
             self._rows += len(rows)
             self.rows_released += len(rows)
@@ -139,12 +178,17 @@ class SharedPortion:
 
     # -- thief side (runs on the worker's event loop) ----------------------------------
     def steal(self, k: int, half: bool) -> tuple[np.ndarray | None, int | None]:
-        """Take rows from the bottom for a thief; returns (rows, credit exponent)."""
+        """Take rows from the bottom for a thief; returns (rows, credit exponent).
+        None while the portion is empty; if the worker still holds rows (its credit),
+        the request is remembered as a demand (``wanted``: see "Work shared on demand")."""
         with self.lock:
             if not self._rows or self.credit_exp is None or self.closed:
+                if not self._rows and self.credit_exp is not None and not self.closed:
+                    self.wanted = True
+                    self.demands += 1
                 return None, None
             want = (self._rows + 1) // 2 if half else k
-            taken = self._take_oldest(max(1, want))
+            taken = self._take_oldest(max(1, want), nearest=self.nearest)
             self.credit_exp += 1
             self.rows_given += len(taken)
             return taken, self.credit_exp
@@ -166,7 +210,14 @@ class SharedPortion:
             return self._take_oldest(self._rows)
 
     # -- batch bookkeeping (lock held) -------------------------------------------------
-    def _take_oldest(self, n: int) -> np.ndarray:
+    def _take_oldest(self, n: int, nearest: bool = False) -> np.ndarray:
+        """The ``n`` oldest rows: whole batches from the bottom end of the deque; of the
+        last batch touched, its bottom rows, or with ``nearest`` (a problem's
+        ``steal_order = "nearest"``) its top rows: of the oldest siblings released
+        together, those nearest the owner's current path, which for a value-ordered
+        search (clique) are the better ones (McCreesh & Prosser 2015, one discrepancy).
+        Only which rows of that batch move changes, never how many: each row still
+        leaves the deque exactly once, under the lock."""
         parts, got = [], 0
         while got < n and self._batches:
             b = self._batches[0]
@@ -174,6 +225,10 @@ class SharedPortion:
             if len(b) <= need:
                 parts.append(self._batches.popleft())
                 got += len(b)
+            elif nearest:
+                parts.append(b[len(b) - need:])
+                self._batches[0] = b[:len(b) - need]
+                got += need
             else:
                 parts.append(b[:need])
                 self._batches[0] = b[need:]

@@ -54,7 +54,7 @@ def build_parser() -> OneLineParser:
 # --- resilience: `stealsearch resume DIR` -------------------------------------------------
 #: flags of the stored command that the resume command replaces
 _WHERE_FLAGS = {"--workers": 1, "--sequential": 0, "--scheduler": 1, "--cluster-config": 1,
-                "--ramp-up": 0, "--grace": 1,
+                "--ramp-up": 0, "--no-ramp-up": 0, "--grace": 1,
                 "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1,
                 "--force": 0, "--connect-timeout": 1, "--wait-workers": 1}
 
@@ -63,14 +63,14 @@ def _register_resume(sub) -> None:
     p = sub.add_parser("resume", help="continue a search checkpointed with --checkpoint DIR",
                        description="Continue the search checkpointed in DIR: the stored command "
                                    "is run again from its last consistent cut, on the backend "
-                                   "given here (default: this process, moving to a LocalCluster "
-                                   "of 2 workers if it lasts, as a new search does).  A "
+                                   "given here (default: as a new search does, on every usable "
+                                   "core of this process).  A "
                                    "checkpoint of a different input is refused.")
     p.add_argument("dir", metavar="DIR", help="the folder a --checkpoint DIR run wrote")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="continue on a LocalCluster of N worker processes (2 when no "
-                            "other place is given)")
+    from stealsearch.engine.commandline import add_workers_argument
+    add_workers_argument(where, "continue on a LocalCluster of N worker processes (no N, or "
+                                "'auto': one per usable core)")
     where.add_argument("--sequential", action="store_true",
                        help="continue in this process (no cluster)")
     where.add_argument("--scheduler", metavar="ADDR", default=None,
@@ -94,7 +94,10 @@ def _strip(argv: list[str]) -> list[str]:
         a = argv[i]
         name = a.split("=", 1)[0]
         if name in _WHERE_FLAGS:
-            i += 1 + (_WHERE_FLAGS[name] if "=" not in a else 0)
+            takes = _WHERE_FLAGS[name] if "=" not in a else 0
+            if name == "--workers" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+                takes = 0       # "--workers" alone: the usable cores, no value to drop
+            i += 1 + takes
             continue
         out.append(a)
         i += 1

@@ -1,15 +1,16 @@
 """``stealsearch demo``: the main job of ``make demo``, a short tour with real results.
 
 Everything printed is computed now: UTS T1 counted sequentially and on a LocalCluster
-of 2 worker processes (checked against the published size), then one small run of
-each problem package.
+of one worker process per usable core (checked against the published size), then one
+small run of each problem package.
 """
 from __future__ import annotations
 
 import importlib
 import time
 
-from stealsearch.engine.cluster import DEFAULT_WORKERS, dask_client
+from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.commandline import add_workers_argument
 
 #: (package, function name) of the tour's later sections, in order.
 SECTIONS = (
@@ -23,9 +24,10 @@ SECTIONS = (
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("demo", help="a short tour on a LocalCluster of 2 workers")
-    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
-                   help="worker processes of the LocalCluster")
+    p = subparsers.add_parser("demo", help="a short tour on a LocalCluster of one worker "
+                                           "process per usable core")
+    add_workers_argument(p, "worker processes of the LocalCluster (default, no N, or 'auto': "
+                            "one per usable core)")
     p.add_argument("--force", action="store_true",
                    help="start more worker processes than the machine's cores and memory "
                         "allow (more than 4 per core, or ~300 MB each)")
@@ -36,6 +38,9 @@ def run(args) -> int:
     from stealsearch.engine.commandline import check_workers
 
     check_workers(args)
+    if args.workers is None:
+        from stealsearch.engine.cores import usable_cores
+        args.workers = usable_cores()
     t0 = time.perf_counter()
     ok = True
     # the line comes once the cluster runs: a refused --workers prints only its error

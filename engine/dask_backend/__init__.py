@@ -7,7 +7,8 @@ epoch loop itself, the same for every backend, is :mod:`stealsearch.engine.loop`
 1. The client expands the root frontier until every worker can get a row: the first
    cut.  It pickles the problem once and loads it on each worker by one comm call
    (unpickled, kernel warmed, before the reply); the search clock starts when the
-   first epoch's workers have replied (:mod:`.plugin`, :mod:`.driver`).
+   first of the first epoch's workers replied, i.e. started searching (:mod:`.plugin`,
+   :mod:`.driver`; issue #21: starting it at the last reply overstated speed-ups).
 2. Every epoch deals the last cut over the workers present now that hold the problem
    (a worker keeps its own rows; rows of lost workers are dealt round-robin, seed
    §4.1) and submits one long-running task per worker, pinned to it, with only that

@@ -204,7 +204,8 @@ class DaskTransport(Transport):
 
     def _first_loads(self, loop):
         """The first epoch's poll: its loads.  All in: the clock starts (the tasks
-        started theirs as their own load ended).  One failed: abort the epoch."""
+        started theirs as their own load ended: the first to reply starts it).  One
+        failed: abort the epoch."""
         shipper, loading = self.shipper, self.loading
 
         def poll(run: EpochWatch) -> str | None:
@@ -213,7 +214,7 @@ class DaskTransport(Transport):
             if failed:
                 return f"loading the problem on {', '.join(failed)} failed"
             if all(a in shipper.ready for a in loading):
-                loop.clock.start(at=max(shipper.done_at[a] for a in loading))
+                loop.clock.start(at=min(shipper.done_at[a] for a in loading))
                 run.poll_cb = None       # the stall clock starts once the shares are in too
             return None
         return poll
@@ -286,7 +287,7 @@ class DaskTransport(Transport):
             except SearchFailed:
                 pass
             if all(a in self.shipper.ready for a in self.loading):
-                loop.clock.start(at=max(self.shipper.done_at[a] for a in self.loading))
+                loop.clock.start(at=min(self.shipper.done_at[a] for a in self.loading))
 
     def close(self, loop) -> None:
         if self.shipper is not None:

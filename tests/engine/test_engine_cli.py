@@ -53,8 +53,8 @@ def test_bad_arguments_give_one_line_and_exit_2(capsys, argv):
 
 def test_console_script_on_local_cluster():
     proc = subprocess.run([os.path.join(BIN, "stealsearch"), "uts", "--tree", "default",
-                           "--workers", "2", "--json"], capture_output=True, text=True,
-                          timeout=180)
+                           "--workers", "2", "--no-ramp-up", "--json"], capture_output=True,
+                          text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["count"] == 1732 and out["backend"] == "dask[2]" and len(out["workers"]) == 2

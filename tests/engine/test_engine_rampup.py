@@ -21,7 +21,7 @@ import pytest
 from stealsearch.engine import interrupts, solve
 from stealsearch.engine.errors import InputError
 from stealsearch.engine.policy import StealPolicy
-from examples.subset_sum import SubsetSum, dp_oracle
+from examples.subset_sum import PySubsetSum, SubsetSum, dp_oracle
 from stealsearch.problems.clique import CliqueProblem, check_clique, gnp
 from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
@@ -58,12 +58,33 @@ def descendants(pid):
 
 # -- short searches: this process only -----------------------------------------------------
 
+def here_on_usable_cores() -> str:
+    """The backend "auto" names with no place flag: lanes on every usable core here."""
+    from stealsearch.engine.cores import usable_cores
+
+    cores = usable_cores()
+    return "sequential" if cores == 1 else f"sequential[{cores} threads]"
+
+
 def test_a_short_search_under_auto_starts_no_process():
     before = descendants(os.getpid())
     r = solve(UTSProblem.preset("default"))                 # backend "auto", no place
     assert descendants(os.getpid()) == before
-    assert (r.count, r.status, r.backend) == (1732, "exhausted", "sequential")
-    assert r.phases == [dict(r.phases[0], phase="sequential", nodes=1732, cluster="not started")]
+    assert (r.count, r.status, r.backend) == (1732, "exhausted", here_on_usable_cores())
+    assert r.phases == [dict(r.phases[0], phase=here_on_usable_cores(), nodes=1732,
+                             where="this process")]
+
+
+def test_a_gil_bound_problem_under_auto_ramps_up_and_a_short_one_starts_nothing():
+    # the plain-Python tier cannot use lanes: "auto" ramps it up onto a LocalCluster
+    # of usable-cores processes instead, which a short search never starts
+    before = descendants(os.getpid())
+    w = [3, 5, 7, 11, 13, 17]
+    nodes, count, best = dp_oracle(w, 20)
+    r = solve(PySubsetSum(w, 20))
+    assert descendants(os.getpid()) == before
+    assert (r.status, r.nodes, r.count, r.backend) == ("exhausted", nodes, count, "sequential")
+    assert r.phases[0]["cluster"] == "not started"
 
 
 def test_the_default_command_starts_no_process_for_a_short_search():
@@ -85,16 +106,15 @@ def test_the_default_command_starts_no_process_for_a_short_search():
     assert not seen, f"processes started: {seen}"
     res = json.loads(out)
     jsonschema.validate(res, schema)
-    assert res["count"] == 1732 and res["backend"] == "sequential"
-    assert [p["phase"] for p in res["phases"]] == ["sequential"]
-    assert res["phases"][0]["cluster"] == "not started"
+    assert res["count"] == 1732 and res["backend"] == here_on_usable_cores()
+    assert [p["phase"] for p in res["phases"]] == [here_on_usable_cores()]
 
 
 def test_liquid_commands_follow_the_same_default(capsys):
     assert main(["liquid", "example", "--json", "--quiet"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["liquid"] is True and res["length"] == 6           # Fig. 1: Λ = 6
-    assert res["backend"] == "sequential" and res["phases"][0]["cluster"] == "not started"
+    assert res["backend"] == here_on_usable_cores() and len(res["phases"]) == 1
 
 
 def test_resume_under_auto_continues_a_checkpoint_exactly(tmp_path):
@@ -281,7 +301,8 @@ def test_aborting_a_start_that_still_runs_ends_its_processes():
 
 @pytest.mark.parametrize("argv, message", [
     (["uts", "--ramp-up", "--sequential"], "not with --sequential"),
-    (["uts", "--workers", "2", "--grace", "1"], "--grace applies to a ramp-up"),
+    (["uts", "--workers", "2", "--no-ramp-up", "--grace", "1"], "--grace applies to a ramp-up"),
+    (["uts", "--scheduler", "127.0.0.1:1", "--grace", "1"], "--grace applies to a ramp-up"),
     (["uts", "--grace", "-1"], "expected a finite number >= 0"),
 ])
 def test_rampup_flags_refused_in_one_line(capsys, argv, message):

@@ -1,0 +1,183 @@
+"""The limit at P cores (issue #21 item 5): processes, lanes and hybrids against the
+machine's real ceiling, per P in 1, 2, 4, 8, 16 up to the usable cores.
+
+    python -m stealsearch.benchmarks.bench_scaling [--seconds 5] [--trees T1XL T3XXL] [--clique]
+
+Per tree and P (UTS runs are time-limited: a rate, nodes per search second):
+
+* **ceiling**: P independent sequential searches at once, each in its own process (the
+  aggregate rate of P cores busy with no parallel search at all: it captures turbo,
+  shared caches and memory bandwidth); efficiency = a configuration's rate / this;
+* **processes**: a LocalCluster of P worker processes, one lane each (``dask[P]``);
+* **lanes**: P threads in this process, no Dask (``sequential[P threads]``, the no-flag
+  default);
+* **hybrid**: P/t worker processes of t lanes each, for t = 2, 4 (t < P; at P = 2 the
+  one hybrid is 1 process of 2 lanes).
+
+``--clique``: max clique on G(1000, 0.5) seed 1 run to optimality by the sequential search
+and by each configuration (speed-up = sequential seconds / seconds; nodes give work
+inflation); pmc with P threads when ``$STEALSEARCH_PEERS/pmc/pmc`` exists (a missing peer
+is skipped with its reason).  The UTS C reference is not built in the peers directory
+yet: skipped with that reason.
+
+Every run's count is checked: a time-limited UTS run is ``interrupted`` with nodes > 0
+and conserved rows; a complete clique run's optimum is the sequential one, verified.
+Writes JSON lines to stdout (and ``--out FILE``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from stealsearch.engine import solve
+from stealsearch.engine.cores import usable_cores
+
+#: the UTS sample trees of the issue (UTS 2.1's sample_trees.sh): T1XL 1.64 G nodes
+#: (geometric), T3XXL 2.79 G nodes (binomial)
+TREES = {"T1XL": "-t 1 -a 3 -d 15 -b 4 -r 29",
+         "T3XXL": "-t 0 -b 2000 -q 0.499995 -m 2 -r 316",
+         "T1L": "-t 1 -a 3 -d 13 -b 4 -r 29", "T3L": "-t 0 -b 2000 -q 0.200014 -m 5 -r 7"}
+
+ONE_SEQUENTIAL = """
+import json, sys
+from stealsearch.engine import solve
+from stealsearch.problems.uts import UTSParams, UTSProblem
+solve(UTSProblem.preset("default"), backend="sequential")     # the kernel loaded
+r = solve(UTSProblem(UTSParams.parse(sys.argv[1])), backend="sequential",
+          time_limit=float(sys.argv[2]))
+print(json.dumps({"nodes": r.nodes, "search": r.search_seconds}))
+"""
+
+
+def uts(tree: str):
+    from stealsearch.problems.uts import UTSParams, UTSProblem
+
+    return UTSProblem(UTSParams.parse(TREES[tree]))
+
+
+def ceiling(tree: str, p: int, seconds: float) -> dict:
+    """P sequential searches at once, one process each: their summed rates."""
+    procs = [subprocess.Popen([sys.executable, "-c", ONE_SEQUENTIAL, TREES[tree], str(seconds)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(p)]
+    try:
+        outs = [json.loads(proc.communicate(timeout=seconds + 300)[0]) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return {"rate": sum(o["nodes"] / o["search"] for o in outs),
+            "nodes": sum(o["nodes"] for o in outs)}
+
+
+def rate_of(r) -> dict:
+    assert r.status == "interrupted" and r.nodes > 0 and r.conservation()["holds"], r.status
+    return {"rate": r.nodes / r.search_seconds, "nodes": r.nodes,
+            "search": round(r.search_seconds, 3), "wall": round(r.wall_seconds, 3)}
+
+
+def configurations(p: int):
+    """(name, threads per worker, workers or None for lanes here) per P."""
+    yield "lanes", p, None
+    yield "processes", 1, p
+    for t in (2, 4):
+        if t < p or (p == 2 and t == 2):
+            yield f"hybrid {p // t}x{t}", t, p // t
+
+
+def run_uts(tree: str, ps: list[int], seconds: float, emit) -> None:
+    from stealsearch.engine.cluster import dask_client
+
+    problem = uts(tree)
+    solve(uts("T1L"), backend="sequential", time_limit=0.2)                # kernel loaded
+    for p in ps:
+        top = ceiling(tree, p, seconds)
+        emit({"case": tree, "P": p, "config": "ceiling", **top})
+        for name, threads, workers in configurations(p):
+            if workers is None:
+                rec = rate_of(solve(problem, backend="sequential", threads_per_worker=threads,
+                                    time_limit=seconds))
+            else:
+                with dask_client(workers=workers) as client:
+                    solve(uts("T1L"), backend="dask", client=client, time_limit=0.2)
+                    rec = rate_of(solve(problem, backend="dask", client=client,
+                                        threads_per_worker=threads, time_limit=seconds))
+            emit({"case": tree, "P": p, "config": name, **rec,
+                  "of_ceiling": round(rec["rate"] / top["rate"], 3)})
+
+
+def run_clique(ps: list[int], emit, limit: float) -> None:
+    from stealsearch.engine.cluster import dask_client
+    from stealsearch.problems.clique import CliqueProblem
+    from stealsearch.problems.clique.generators import gnp
+
+    g = gnp(1000, 0.5, seed=1)
+    solve(CliqueProblem(gnp(40, 0.5, 1)), backend="sequential")
+    base = solve(CliqueProblem(g), backend="sequential", time_limit=limit)
+    assert base.status == "optimal" and base.verified, base.status
+    emit({"case": "G(1000,0.5) s1", "P": 1, "config": "sequential", "nodes": base.nodes,
+          "search": round(base.search_seconds, 3), "omega": base.objective})
+    for p in ps[1:]:
+        for name, threads, workers in configurations(p):
+            if workers is None:
+                r = solve(CliqueProblem(g), backend="sequential", threads_per_worker=threads,
+                          time_limit=limit)
+            else:
+                with dask_client(workers=workers) as client:
+                    solve(CliqueProblem(gnp(40, 0.5, 1)), backend="dask", client=client)
+                    r = solve(CliqueProblem(g), backend="dask", client=client,
+                              threads_per_worker=threads, time_limit=limit)
+            assert r.status == "optimal" and r.objective == base.objective and r.verified
+            emit({"case": "G(1000,0.5) s1", "P": p, "config": name, "nodes": r.nodes,
+                  "search": round(r.search_seconds, 3), "wall": round(r.wall_seconds, 3),
+                  "speedup": round(base.search_seconds / r.search_seconds, 2),
+                  "work_inflation": round(r.nodes / base.nodes, 3)})
+    emit({"case": "G(1000,0.5) s1", "config": "pmc", "skipped": pmc_reason()})
+
+
+def pmc_reason() -> str:
+    peers = os.environ.get("STEALSEARCH_PEERS")
+    if not peers or not os.path.exists(os.path.join(peers, "pmc", "pmc")):
+        return "pmc not found ($STEALSEARCH_PEERS/pmc/pmc)"
+    return "pmc found but not run by this script yet (benchmarks/bench_peers.py runs the peers)"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=5.0, help="time limit of each UTS run")
+    ap.add_argument("--trees", nargs="+", default=["T1XL", "T3XXL"], choices=sorted(TREES))
+    ap.add_argument("--p", nargs="+", type=int, default=None,
+                    help="core counts (default 1, 2, 4, 8, 16 up to the usable cores)")
+    ap.add_argument("--clique", action="store_true", help="also G(1000, 0.5) to optimality")
+    ap.add_argument("--clique-limit", type=float, default=600.0)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    cores = usable_cores()
+    ps = args.p or [p for p in (1, 2, 4, 8, 16) if p <= cores]
+    out = open(args.out, "a") if args.out else None
+
+    def emit(rec):
+        line = json.dumps(rec)
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+
+    emit({"usable_cores": cores, "load": os.getloadavg()[0], "P": ps,
+          "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+          "uts_c": "skipped: the UTS C reference is not built in the peers directory"})
+    for tree in args.trees:
+        run_uts(tree, ps, args.seconds, emit)
+    if args.clique:
+        run_clique(ps, emit, args.clique_limit)
+    emit({"load_after": os.getloadavg()[0]})
+    if out:
+        out.close()
+
+
+if __name__ == "__main__":
+    main()
