@@ -105,7 +105,13 @@ def _setup_handlers(worker) -> dict:
         kept = tables.add_share(key, tables.Share(payload, int(n_rows), float(keep)))
         return {"status": "ok" if kept else "dropped"}     # dropped: its epoch is discarded
 
-    def unload(search_id):
+    def unload(search_id, reason="teardown"):
+        # the client's teardown: stop the search's running epochs, forget its problem
+        # and shares (a running epoch keeps its own reference to the problem until it
+        # returns)
+        for key, search in list(tables.SEARCHES.items()):
+            if key[0] == worker.address and key[1] == search_id:
+                search.handle_stop(reason)
         tables.end_search(worker.address, search_id)
         return "ok"
 
