@@ -87,6 +87,10 @@ def _register_resume(sub) -> None:
     from stealsearch.engine.commandline import add_cluster_arguments
 
     add_cluster_arguments(p)
+    p.add_argument("--trust", action="store_true",
+                   help="resume a checkpoint that your key did not sign (another user's or "
+                        "machine's, or edited): its stored command is still checked, and "
+                        "it is still never unpickled here")
     p.set_defaults(func=_run_resume)
 
 
@@ -103,15 +107,55 @@ def _strip(argv: list[str]) -> list[str]:
     return out
 
 
+#: options whose value names a file or folder the command writes: never taken from a
+#: stored command (the checkpoint is written into the resumed DIR, the result to stdout)
+_OUTPUT_DESTS = ("checkpoint", "out", "plot", "dendrogram_plot", "save_instance")
+
+
+def _search_commands(parser) -> dict:
+    """{name: sub-parser} of the sub-commands that run an engine search (they take
+    ``--checkpoint``): the only ones a checkpoint's stored command may name."""
+    import argparse
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: p for name, p in sub.choices.items()
+            if any(a.dest == "checkpoint" for a in p._actions)}
+
+
+def validated_command(directory, argv, parser) -> list[str]:
+    """The stored command of a checkpoint, checked before anything of it runs: a search
+    sub-command, every option one of that sub-command's, none of them an output path
+    (those are refused: resume writes only the checkpoint it was given and stdout)."""
+    from stealsearch.engine.checkpoint import CheckpointError
+
+    searches = _search_commands(parser)
+    if not argv or argv[0] not in searches:
+        raise CheckpointError(f"checkpoint {directory}: its stored command "
+                              f"{(argv or [''])[0]!r:.40} is not a search sub-command "
+                              f"({', '.join(sorted(searches))}); refusing to run it")
+    sub = searches[argv[0]]
+    outputs = {o for a in sub._actions if a.dest in _OUTPUT_DESTS and a.dest != "checkpoint"
+               for o in a.option_strings}
+    for a in argv[1:]:
+        name = a.split("=", 1)[0]
+        if name in outputs:
+            raise CheckpointError(f"checkpoint {directory}: its stored command writes {name}; "
+                                  "refusing to write a path the checkpoint names")
+    return list(argv)
+
+
 def _run_resume(args) -> int:
-    from stealsearch.engine.checkpoint import CheckpointError, read_manifest
+    from stealsearch.engine.checkpoint import CheckpointError, check_signed, read_manifest
 
     manifest = read_manifest(args.dir)
     argv = (manifest.get("info") or {}).get("argv")
     if not argv or argv[0] == "resume":
         raise CheckpointError(f"checkpoint {args.dir}: written through the Python API (no "
                               "command stored); continue it with stealsearch.resume()")
-    new = _strip(list(argv))
+    if not args.trust:
+        check_signed(args.dir, manifest, "resume it with --trust")
+    parser = build_parser()
+    new = _strip(validated_command(args.dir, list(argv), parser))
     for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
                  "connect_timeout", "wait_workers"):
         value = getattr(args, flag)
@@ -120,7 +164,7 @@ def _run_resume(args) -> int:
     for flag in ("sequential", "force"):
         if getattr(args, flag):
             new.append(f"--{flag}")
-    inner = build_parser().parse_args(new)
+    inner = parser.parse_args(new)
     inner.resume_from = args.dir
     inner.stealsearch_argv = list(argv)
     return inner.func(inner)
