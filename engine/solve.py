@@ -120,9 +120,10 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
     if policy is not None and not isinstance(policy, StealPolicy):
         raise InputError(f"policy must be an engine.StealPolicy, got {type(policy).__name__}")
     if threads_per_worker is not None:
+        from .cluster_config import MAX_THREADS_PER_WORKER as MAX_THREADS
         if isinstance(threads_per_worker, bool) or not isinstance(
-                threads_per_worker, numbers.Integral) or threads_per_worker < 1:
-            raise InputError(f"threads per worker must be a whole number >= 1, "
+                threads_per_worker, numbers.Integral) or not 1 <= threads_per_worker <= MAX_THREADS:
+            raise InputError(f"threads per worker must be a whole number >= 1 (at most {MAX_THREADS}), "
                              f"got {threads_per_worker!r}")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
