@@ -319,3 +319,48 @@ def test_ctrl_c_on_the_sequential_backend(tmp_path):
     assert proc.returncode == 130, err
     res = json.loads(out)
     assert res["status"] == "interrupted" and res["bound"] >= (res["objective"] or 0)
+
+
+def catches_sigterm(pid):
+    """Has process ``pid`` installed a SIGTERM handler (the command line's first act)?"""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    except OSError:
+        pass
+    return False
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_very_early_signal_is_never_lost(sig, code):
+    """#25 item 3: a Ctrl-C (or SIGTERM) while the command still imports numba and Dask,
+    reads its graph or starts its search: never swallowed by an import or llvmlite
+    callback ("Exception ignored ... KeyboardInterrupt", then a full run and exit 0),
+    never a traceback: `stealsearch: interrupted` (or the interrupted result), 128 + n.
+    Probes at several moments of the start, the first as soon as the command's handler
+    is installed (its first statement; before that the interpreter is still starting,
+    and Python's own default applies: out of a package's reach)."""
+    for delay in (0.0, 0.2, 0.5, 0.9, 1.4):
+        proc = subprocess.Popen([os.path.join(BIN, "stealsearch"), "clique", "--gnp", "400",
+                                 "0.8", "--sequential", "--json"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not catches_sigterm(proc.pid):
+                time.sleep(0.002)
+            time.sleep(delay)
+            os.killpg(proc.pid, sig)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        assert proc.returncode == code, (delay, out[-300:], err)
+        assert "Traceback" not in err and "Exception ignored" not in err, (delay, err)
+        assert "KeyboardInterrupt" not in err, (delay, err)
+        if out.strip():
+            assert json.loads(out)["status"] == "interrupted", delay
+        else:
+            assert err.strip().splitlines() == ["stealsearch: interrupted"], (delay, err)
