@@ -323,6 +323,10 @@ class ShieldedStart:
         # here, in the calling thread, before the helper thread blocks them and before the
         # processes of this start are told apart from those that were there already
         _quiet_resource_tracker()
+        # a stray connection to the scheduler's port (an HTTP GET) logs a traceback per
+        # connection from this process: one line instead (dask_backend/plugin.py)
+        from .dask_backend.plugin import quiet_stray_connections
+        quiet_stray_connections()
         self._before = _children()
         self.t_start = time.perf_counter()
         self.t_done: float | None = None

@@ -171,7 +171,8 @@ def committed(directory):
     return m if m.get("epochs", 0) >= 1 else None
 
 
-def run_and_signal(argv, sig, tmp_path, group=True, twice=False, then=None, cut_in=None):
+def run_and_signal(argv, sig, tmp_path, group=True, twice=False, then=None, cut_in=None,
+                   meanwhile=None):
     proc = subprocess.Popen([os.path.join(BIN, "stealsearch")] + argv, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     family = set()
@@ -201,6 +202,8 @@ def run_and_signal(argv, sig, tmp_path, group=True, twice=False, then=None, cut_
             time.sleep(0.2)
         time.sleep(0.5)
         family.update(k.pid for k in psutil.Process(proc.pid).children(recursive=True))
+        if meanwhile is not None:
+            meanwhile(proc.pid, family)
         if then is not None:
             # a job manager's stop (GNU timeout, SLURM, Kubernetes): the process, then
             # at once its whole group (or every process of the job), maybe with another
@@ -364,3 +367,38 @@ def test_a_very_early_signal_is_never_lost(sig, code):
             assert json.loads(out)["status"] == "interrupted", delay
         else:
             assert err.strip().splitlines() == ["stealsearch: interrupted"], (delay, err)
+
+
+def send_http_get_to_every_port(pid, family):
+    """Stray bytes (an HTTP GET) to every port the run listens on: its scheduler, its
+    nannies, its workers, the dashboard."""
+    import socket
+
+    ports = set()
+    for p in [pid, *family]:
+        try:
+            ports.update(c.laddr.port for c in psutil.Process(p).net_connections(kind="tcp")
+                         if c.status == psutil.CONN_LISTEN)
+        except psutil.Error:
+            pass
+    assert ports
+    for port in sorted(ports):
+        for _ in range(2):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                time.sleep(0.05)
+    time.sleep(1.0)
+
+
+def test_stray_connections_and_kill_9_leave_the_terminal_clean(tmp_path):
+    """#25 item 6: HTTP GETs to the run's ports put at most one line of ours on stderr
+    (was a ~25-line MemoryError traceback per connection), and `kill -9` of the CLI
+    leaves neither multiprocessing's "leaked semaphore" warning nor a process."""
+    rc, out, err = run_and_signal(["uts", "--tree", "T1L", "--workers", "2", "--json"],
+                                  signal.SIGKILL, tmp_path, group=False,
+                                  meanwhile=send_http_get_to_every_port)
+    assert rc == -signal.SIGKILL
+    assert "Traceback" not in err and "Unable to allocate" not in err, err
+    assert "leaked" not in err and "resource_tracker" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert all(ln.startswith("ignored a connection to a cluster port") for ln in lines), err
