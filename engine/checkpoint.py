@@ -14,14 +14,32 @@ but a checkpoint of ours is never written into.
 
 UG (the Ubiquity Generator behind ParaSCIP) checkpoints its open nodes the same way
 every ``CheckpointInterval`` seconds and restarts from them.
+
+**A checkpoint never runs code.**  Checkpoints move between machines and users, and a
+pickle runs whatever its author wrote.  So every manifest this process writes carries an
+HMAC-SHA256 (``hmac``) over its canonical JSON, which holds the SHA-256 of
+``problem.pickle`` and of the rows file and the stored command: the key is the user's
+own (:func:`signing_key`: ``$XDG_CONFIG_HOME/stealsearch/key``, default
+``~/.config/stealsearch/key``, 32 random bytes created 0600 on first use, never in
+the checkpoint).  :func:`load_problem` unpickles only a ``problem.pickle`` whose hash
+a manifest signed with this key names; anything else (unsigned, another user's key, an
+altered byte) is refused unless the caller trusts the checkpoint (``trust=True``,
+``stealsearch resume --trust``).  The rows are ``.npy`` read with
+``allow_pickle=False``, the manifest is JSON whose every field is checked by type
+(:func:`read_manifest`).  ``stealsearch resume`` never unpickles: it rebuilds the
+problem from the stored command, which must be a search sub-command, and whose output
+paths are replaced (:mod:`stealsearch.cli`).
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import json
+import numbers
 import os
 import pickle
+import secrets
 import time
 from pathlib import Path
 
@@ -66,6 +84,91 @@ def instance_hash(problem: Problem) -> str:
         h.update(repr((a.dtype.str, a.shape)).encode())
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()
+
+
+# -- the user's signing key --------------------------------------------------------------------
+#: the key's file name under the user's config directory
+KEY_FILE = "key"
+
+
+def key_path() -> Path:
+    """``$XDG_CONFIG_HOME/stealsearch/key`` (``~/.config/stealsearch/key`` by default)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "stealsearch" / KEY_FILE
+
+
+def signing_key(create: bool = True) -> bytes | None:
+    """This user's checkpoint key (see the module docstring); created 0600 on first use
+    when ``create``.  None when there is none (or it cannot be created: the checkpoint is
+    then written unsigned, and only a trusting resume takes its pickle).  A key that
+    others may read is refused, as ssh refuses such a private key."""
+    path = key_path()
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = path.with_name(f".key.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+            wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(wfd, "wb") as f:
+                f.write(secrets.token_hex(32).encode())
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)          # never replaces a key another process made
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        except OSError:
+            return None
+        return signing_key(create=False)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if st.st_mode & 0o077 or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            raise CheckpointError(f"checkpoint key {path}: readable by other users or not "
+                                  "yours; refusing to use it (chmod 600 it, or remove it)")
+        key = f.read(4096).strip()
+    return key or None
+
+
+def _canonical(manifest: dict) -> bytes:
+    return json.dumps({k: v for k, v in manifest.items() if k != "hmac"}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def sign(manifest: dict, key: bytes | None) -> dict:
+    """``manifest`` as JSON will read it back, with its ``hmac`` (none without a key)."""
+    m = json.loads(json.dumps(manifest, default=json_default))
+    m.pop("hmac", None)
+    if key is not None:
+        m["hmac"] = hmac.new(key, _canonical(m), hashlib.sha256).hexdigest()
+    return m
+
+
+def signed_by_me(manifest: dict) -> bool:
+    """Was ``manifest`` written, unaltered, by a process holding this user's key?"""
+    mac = manifest.get("hmac")
+    if not isinstance(mac, str):
+        return False
+    key = signing_key(create=False)
+    if key is None:
+        return False
+    return hmac.compare_digest(mac, hmac.new(key, _canonical(manifest), hashlib.sha256).hexdigest())
+
+
+def check_signed(directory, manifest: dict, what: str) -> None:
+    """Refuse (one line) a manifest that this user's key did not sign."""
+    if signed_by_me(manifest):
+        return
+    why = "is not signed" if "hmac" not in manifest else \
+        "is signed with another key or was altered"
+    raise CheckpointError(f"checkpoint {directory}: {MANIFEST} {why} (written by another user "
+                          f"or machine, or edited); {what} only if you trust who wrote it")
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -128,10 +231,13 @@ class CheckpointWriter:
         self.dir = prepare_directory(directory)
         self.problem, self.codec = problem, codec
         self.hash = instance_hash(problem)
+        self.key = signing_key()
+        pickled = pickle.dumps(problem, protocol=5)
         self.meta = {"format": FORMAT, "version": VERSION, "engine_version": engine_version(),
                      "problem": problem.name, "mode": mode, "instance_hash": self.hash,
-                     "policy": policy, "info": info or {}}
-        _atomic_write(self.dir / PROBLEM_FILE, pickle.dumps(problem, protocol=5))
+                     "policy": policy, "info": info or {},
+                     "problem_sha256": hashlib.sha256(pickled).hexdigest()}
+        _atomic_write(self.dir / PROBLEM_FILE, pickled)
         self.writes = 0
         self.seconds = 0.0
         self.bytes = 0
@@ -162,7 +268,7 @@ class CheckpointWriter:
                         elapsed=cut.elapsed, epochs=cut.epochs, recoveries=cut.recoveries,
                         nodes_redone=cut.nodes_redone)
         _atomic_write(self.dir / MANIFEST,
-                      json.dumps(manifest, indent=1, default=json_default).encode())
+                      json.dumps(sign(manifest, self.key), indent=1).encode())
         _fsync_dir(self.dir)
         for old in self.dir.glob("rows-*"):
             if old.name != rows_name:
@@ -189,15 +295,83 @@ def read_manifest(directory) -> dict:
     if manifest.get("version") != VERSION:
         raise CheckpointError(f"checkpoint {directory}: format version {manifest.get('version')!r}, "
                               f"this engine reads version {VERSION}")
+    _check_types(directory, manifest)
     return manifest
 
 
-def load_problem(directory) -> Problem:
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+#: the manifest's fields, each with a test of its JSON type and what it should be
+_FIELDS = {
+    "problem": (lambda v: isinstance(v, str), "a string"),
+    "mode": (lambda v: isinstance(v, str), "a string"),
+    "instance_hash": (lambda v: isinstance(v, str), "a string"),
+    "info": (lambda v: isinstance(v, dict), "an object"),
+    "policy": (lambda v: v is None or isinstance(v, dict), "an object"),
+    "status": (lambda v: isinstance(v, str), "a string"),
+    "rows_file": (lambda v: isinstance(v, str) and "/" not in v and "\\" not in v
+                  and v not in ("", ".", ".."), "a file name"),
+    "rows": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "rows_sha256": (lambda v: isinstance(v, str), "a string"),
+    "counters": (lambda v: isinstance(v, list) and all(_is_int(x) for x in v), "a list of integers"),
+    "nodes": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "best_value": (lambda v: v is None or _is_int(v), "an integer or null"),
+    "best_buffer": (lambda v: v is None or (isinstance(v, list) and all(_is_int(x) for x in v)),
+                    "a list of integers or null"),
+    "history": (lambda v: isinstance(v, list) and all(
+        isinstance(h, list) and len(h) == 2 and _is_real(h[0]) and _is_int(h[1]) for h in v),
+        "a list of [seconds, value] pairs"),
+    "elapsed": (lambda v: _is_real(v) and v >= 0, "a number of seconds"),
+    "epochs": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "recoveries": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "nodes_redone": (lambda v: _is_int(v) and v >= 0, "a count"),
+    "problem_sha256": (lambda v: isinstance(v, str), "a string"),
+    "hmac": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def _check_types(directory, manifest: dict) -> None:
+    """One line for the first field of the wrong type (an edited or foreign manifest),
+    before any of it is used."""
+    for name, (ok, what) in _FIELDS.items():
+        if name in manifest and not ok(manifest[name]):
+            raise CheckpointError(f"checkpoint {directory}: {MANIFEST} field {name!r} must be "
+                                  f"{what}, got {json.dumps(manifest[name])[:60]}")
+    argv = manifest.get("info", {}).get("argv")
+    if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        raise CheckpointError(f"checkpoint {directory}: {MANIFEST} field 'info.argv' must be "
+                              "a list of strings")
+
+
+def load_problem(directory, trust: bool = False) -> Problem:
+    """The pickled problem of a checkpoint: unpickled only when a manifest signed with this
+    user's key names its SHA-256, or when the caller ``trust``-s the checkpoint (see the
+    module docstring).  Nothing is unpickled before that check."""
     try:
-        with open(Path(directory) / PROBLEM_FILE, "rb") as f:
-            return pickle.load(f)
+        data = (Path(directory) / PROBLEM_FILE).read_bytes()
     except FileNotFoundError:
         raise CheckpointError(f"checkpoint {directory}: {PROBLEM_FILE} is missing") from None
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint {directory}: {PROBLEM_FILE} cannot be read "
+                              f"({exc.strerror})") from None
+    if not trust:
+        m = read_manifest(directory)
+        check_signed(directory, m, "unpickling its problem could run code: pass trust=True "
+                                   "(stealsearch resume --trust), or the problem rebuilt "
+                                   "from its inputs,")
+        if not hmac.compare_digest(str(m.get("problem_sha256")),
+                                   hashlib.sha256(data).hexdigest()):
+            raise CheckpointError(f"checkpoint {directory}: {PROBLEM_FILE} is not the one its "
+                                  "signed manifest names (replaced or altered); refusing to "
+                                  "unpickle it")
+    try:
+        return pickle.loads(data)
     except Exception as exc:
         raise CheckpointError(f"checkpoint {directory}: {PROBLEM_FILE} cannot be read "
                               f"({exc.__class__.__name__})") from None

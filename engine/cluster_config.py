@@ -78,6 +78,37 @@ class ClusterPlan:
 
 
 
+#: keys whose value is a count of workers, threads, processes, cores or jobs, wherever
+#: they appear in a config: a whole number in 1..MAX_COUNT, checked before anything is
+#: built (``cores: sixteen`` gave a dask-jobqueue traceback; ``threads_per_worker: 0``
+#: was taken, although --threads-per-worker refuses 0)
+COUNT_KEYS = ("workers", "n_workers", "threads_per_worker", "nthreads", "processes", "cores",
+              "jobs")
+#: the largest count a config may ask for (of workers, of processes, ...)
+MAX_COUNT = 4096
+#: the most search threads (lanes) one worker may run: --threads-per-worker, a config's
+#: threads_per_worker / nthreads (threads beyond a host's cores only slow a search;
+#: 100000 of them ran past a minute before the first node)
+MAX_THREADS_PER_WORKER = 256
+
+
+def check_counts(spec: dict, path: str) -> None:
+    """One line for a count key (:data:`COUNT_KEYS`) that is not a whole number in
+    1..:data:`MAX_COUNT`, at the top level or in ``worker_options``."""
+    for where, m in (("", spec), ("worker_options.", spec.get("worker_options"))):
+        if not isinstance(m, dict):
+            continue
+        for key in COUNT_KEYS:
+            if key not in m:
+                continue
+            v = m[key]
+            top = MAX_THREADS_PER_WORKER if key in ("threads_per_worker", "nthreads") \
+                else MAX_COUNT
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= top:
+                raise InputError(f"{path}: '{where}{key}' must be a whole number >= 1 "
+                                 f"(at most {top}), got {str(v)[:40]!r}")
+
+
 def _needs(module: str, kind: str, path: str):
     import importlib
     try:
@@ -94,19 +125,20 @@ def read_cluster_config(path: str) -> ClusterPlan:
     failure deep inside a worker process, a batch job or a pod."""
     import yaml
 
-    from .inputs import read_input_text
+    from .inputs import load_yaml, read_input_text
 
     if not Path(path).exists():
         raise InputError(f"cluster config not found: {path}")
     text = read_input_text(path)      # a directory, binary or gzip data: one line
     try:
-        spec = yaml.safe_load(text) or {}
+        spec = load_yaml(text, path) or {}
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
     if not isinstance(spec, dict) or "kind" not in spec:
         raise InputError(f"{path}: expected a mapping with a 'kind' key")
     spec = dict(spec)
     kind = spec.pop("kind")
+    check_counts(spec, path)
     where = f"{path} (kind {kind!r})"
 
     if kind == "local":

@@ -159,7 +159,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     if policy:
         add_rampup_arguments(parser)
     if policy:
-        parser.add_argument("--threads-per-worker", type=int, default=None, metavar="T",
+        parser.add_argument("--threads-per-worker", type=threads_count, default=None, metavar="T",
                             help="search threads in each Dask worker, sharing its shared "
                                  "portion; with --sequential, T threads in this process, no "
                                  "Dask (default 1; benchmarks/results/threads.md)")
@@ -529,3 +529,15 @@ def print_json(obj) -> None:
     """One JSON object on stdout; NaN and infinity become ``null`` (strict JSON)."""
     text = json.dumps(finite_json(obj), indent=2, default=json_default, allow_nan=False)
     print(text)
+
+
+def threads_count(text: str) -> int:
+    """``--threads-per-worker``: a whole number in 1..MAX_THREADS_PER_WORKER (issue #25:
+    100000 ran past a minute; engine/cluster_config.py holds the bound)."""
+    from .cluster_config import MAX_THREADS_PER_WORKER
+
+    value = positive_int(text)
+    if value > MAX_THREADS_PER_WORKER:
+        raise argparse.ArgumentTypeError(f"at most {MAX_THREADS_PER_WORKER} threads per worker, "
+                                         f"got {text[:30]}")
+    return value

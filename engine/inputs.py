@@ -7,8 +7,15 @@ anything and writes through :func:`write_output_text`.  So the first hour of a u
 meets the same one-line messages everywhere:
 
 * a missing file is ``PATH: no such file``, a directory ``PATH: is a directory, not a file``;
-* a gzip file (``.gz``, or the gzip magic bytes) is decompressed transparently;
-  a corrupt one is ``PATH: not a valid gzip file (...)``;
+* a gzip file (``.gz``, or the gzip magic bytes) is decompressed transparently, in
+  chunks; a corrupt one is ``PATH: not a valid gzip file (...)``;
+* every input is bounded: a file (or its decompressed content) larger than
+  :func:`max_input_bytes` (1 GiB; ``STEALSEARCH_MAX_INPUT_BYTES=8G`` raises it) is
+  refused before it is read whole, and a gzip bomb stops inflating at that size, so no
+  input takes more memory than the cap;
+* only regular files are read: a FIFO, a character device (``/dev/zero``,
+  ``/dev/urandom``), a socket is refused (``STEALSEARCH_ALLOW_SPECIAL_FILES=1`` reads
+  them, still under the cap);
 * binary data where text is expected is ``PATH: binary data, not a text file`` (raw
   bytes never reach the message);
 * an output path in a missing or unwritable directory is refused before the work
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import stat
 import zlib
 from pathlib import Path
 
@@ -42,8 +50,39 @@ from .errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 
-#: Decompressed inputs larger than this are refused (a gzip bomb should not eat the memory).
-MAX_DECOMPRESSED_BYTES = 4 << 30
+#: Inputs (as read, or decompressed) larger than this are refused, unless the environment
+#: says otherwise (:func:`max_input_bytes`): a gzip bomb or /dev/zero must not eat memory.
+MAX_DECOMPRESSED_BYTES = 1 << 30
+#: the environment variables that raise the cap and allow non-regular files
+MAX_INPUT_ENV = "STEALSEARCH_MAX_INPUT_BYTES"
+SPECIAL_FILES_ENV = "STEALSEARCH_ALLOW_SPECIAL_FILES"
+#: bytes read (or inflated) at a time
+_CHUNK = 1 << 20
+
+
+def max_input_bytes(error: type[InputError] = InputError) -> int:
+    """The cap on one input's size: ``$STEALSEARCH_MAX_INPUT_BYTES`` (bytes, or with a
+    K/M/G/T suffix), else :data:`MAX_DECOMPRESSED_BYTES`.
+
+    >>> import os; os.environ["STEALSEARCH_MAX_INPUT_BYTES"] = "2G"; max_input_bytes()
+    2147483648
+    >>> del os.environ["STEALSEARCH_MAX_INPUT_BYTES"]; max_input_bytes() == MAX_DECOMPRESSED_BYTES
+    True
+    """
+    text = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not text:
+        return MAX_DECOMPRESSED_BYTES
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    unit = scale.get(text[-1:].upper(), 1)
+    digits = text[:-1] if unit != 1 else text
+    if not (digits.isascii() and digits.isdigit()) or not 0 < int(digits) * unit <= 1 << 50:
+        raise error(f"{MAX_INPUT_ENV}={shown(text, 20)[1:-1]}: expected a size in bytes "
+                    "such as 4G")
+    return int(digits) * unit
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):g} GiB" if n >= 1 << 30 else f"{n / (1 << 20):g} MiB"
 
 
 def shown(value, limit: int = 40) -> str:
@@ -61,14 +100,64 @@ def shown(value, limit: int = 40) -> str:
     return "'" + text + ("..." if cut else "") + "'"
 
 
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, for the message (None: a regular file)."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _read_capped(fh, cap: int, path, error, what: str) -> bytes:
+    """At most ``cap`` bytes from ``fh``, in chunks; more is one ``error``."""
+    parts, total = [], 0
+    while True:
+        chunk = fh.read(min(_CHUNK, cap + 1 - total))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        total += len(chunk)
+        if total > cap:
+            raise error(f"{path}: {what} more than {_size(cap)} (the input cap; "
+                        f"{MAX_INPUT_ENV}=8G raises it)")
+
+
 def read_input_bytes(path, error: type[InputError] = InputError) -> bytes:
     """The bytes of the file at ``path`` (gunzipped when it is gzip), or one clear
-    ``error`` naming the path."""
+    ``error`` naming the path.  Bounded by :func:`max_input_bytes` (see the module
+    docstring): a larger file is refused from its size, a gzip bomb as soon as it
+    inflates past the cap; a non-regular file is refused before it is opened."""
     p = Path(os.fspath(path))
+    cap = max_input_bytes(error)
+    special = os.environ.get(SPECIAL_FILES_ENV, "") not in ("", "0")
     try:
-        if p.is_dir():
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
             raise error(f"{path}: is a directory, not a file")
-        data = p.read_bytes()
+        kind = _kind(st.st_mode)
+        if kind is not None and not special:
+            raise error(f"{path}: is {kind}, not a regular file "
+                        f"({SPECIAL_FILES_ENV}=1 reads it)")
+        if kind is None and st.st_size > cap and p.suffix.lower() != ".gz":
+            raise error(f"{path}: {_size(st.st_size)} is more than the input cap of "
+                        f"{_size(cap)} ({MAX_INPUT_ENV}=8G raises it)")
+        with open(p, "rb") as fh:
+            if kind is None and os.fstat(fh.fileno()).st_ino != st.st_ino:
+                raise error(f"{path}: changed while it was opened")
+            head = fh.read(2)
+            if head == GZIP_MAGIC:
+                fh.seek(0)
+                try:
+                    with gzip.GzipFile(fileobj=fh) as gz:
+                        return _read_capped(gz, cap, path, error, "decompresses to")
+                except (OSError, EOFError, zlib.error) as exc:
+                    reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+                    raise error(f"{path}: not a valid gzip file "
+                                f"({shown(reason, 60)[1:-1]})") from None
+            if p.suffix.lower() == ".gz":
+                raise error(f"{path}: named .gz but not a gzip file")
+            return head + _read_capped(fh, cap - len(head), path, error, "holds")
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except PermissionError:
@@ -77,24 +166,6 @@ def read_input_bytes(path, error: type[InputError] = InputError) -> bytes:
         raise error(f"{path}: is a directory, not a file") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
-    if data[:2] == GZIP_MAGIC:
-        try:
-            with gzip.GzipFile(fileobj=_BytesReader(data)) as fh:
-                data = fh.read(MAX_DECOMPRESSED_BYTES + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-            raise error(f"{path}: not a valid gzip file ({shown(reason, 60)[1:-1]})") from None
-        if len(data) > MAX_DECOMPRESSED_BYTES:
-            raise error(f"{path}: decompresses to more than {MAX_DECOMPRESSED_BYTES >> 30} GiB")
-    elif p.suffix.lower() == ".gz":
-        raise error(f"{path}: named .gz but not a gzip file")
-    return data
-
-
-def _BytesReader(data: bytes):
-    import io
-
-    return io.BytesIO(data)
 
 
 def read_input_text(path, error: type[InputError] = InputError) -> str:
@@ -108,6 +179,51 @@ def read_input_text(path, error: type[InputError] = InputError) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
+#: YAML aliases (``*name``) one document may use, and how deep it may nest: a "billion
+#: laughs" file expands exponentially once its lists are walked, a deep one overflows
+#: the parser's recursion
+MAX_YAML_ALIASES = 1_000
+MAX_YAML_DEPTH = 100
+
+
+def load_yaml(text: str, where, error: type[InputError] = InputError):
+    """``yaml.safe_load(text)``, bounded: more than :data:`MAX_YAML_ALIASES` aliases or
+    deeper than :data:`MAX_YAML_DEPTH` levels is one ``error`` naming ``where``
+    (``yaml.YAMLError`` still raised for malformed YAML, for the caller's message).
+
+    >>> load_yaml("a: &x [1, 2]\\nb: *x\\n", "t.yaml")
+    {'a': [1, 2], 'b': [1, 2]}
+    >>> load_yaml("[" * 200 + "]" * 200, "t.yaml")
+    Traceback (most recent call last):
+    ...
+    stealsearch.engine.errors.InputError: t.yaml: nested deeper than 100 levels
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        aliases = 0
+        depth = 0
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.events.AliasEvent):
+                Loader.aliases += 1
+                if Loader.aliases > MAX_YAML_ALIASES:
+                    raise error(f"{where}: more than {MAX_YAML_ALIASES:,} YAML aliases "
+                                "(*name); refusing to expand them")
+            Loader.depth += 1
+            try:
+                if Loader.depth > MAX_YAML_DEPTH:
+                    raise error(f"{where}: nested deeper than {MAX_YAML_DEPTH} levels")
+                return super().compose_node(parent, index)
+            finally:
+                Loader.depth -= 1
+
+    try:
+        return yaml.load(text, Loader=Loader)
+    except RecursionError:
+        raise error(f"{where}: nested too deeply") from None
 
 
 def check_output_path(path, error: type[InputError] = InputError) -> Path:

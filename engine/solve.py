@@ -76,18 +76,21 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
                 threads_per_worker=threads_per_worker)
 
 
-def resume(directory: str, problem: Problem | None = None, backend: str = "auto", **kwargs) -> SearchResult:
+def resume(directory: str, problem: Problem | None = None, backend: str = "auto", *,
+           trust: bool = False, **kwargs) -> SearchResult:
     """Continue the search checkpointed in ``directory`` to the result an uninterrupted
     run gives (on any backend and worker count).  ``problem``: the same instance rebuilt
     from its inputs (checked against the checkpoint's hash); by default the pickled copy
     stored in the checkpoint.  Other keywords as :func:`solve`; the checkpoint keeps
-    being written into ``directory`` unless ``checkpoint=`` says otherwise."""
+    being written into ``directory`` unless ``checkpoint=`` says otherwise.  ``trust``:
+    unpickle the stored problem even if this user's key did not sign the checkpoint
+    (:mod:`stealsearch.engine.checkpoint`: a pickle can run code)."""
     from .checkpoint import load_problem, read_cut, read_manifest
     from .stack import make_stack
 
     manifest = read_manifest(directory)
     if problem is None:
-        problem = load_problem(directory)
+        problem = load_problem(directory, trust=trust)
     check_problem(problem, kwargs.get("policy"))
     cut, manifest = read_cut(directory, problem, make_stack(problem).codec)
     kwargs.setdefault("checkpoint", directory)
@@ -108,9 +111,10 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
     from .cluster import parse_workers
     workers = parse_workers(workers)
     if threads_per_worker is not None:
+        from .cluster_config import MAX_THREADS_PER_WORKER as MAX_THREADS
         if isinstance(threads_per_worker, bool) or not isinstance(
-                threads_per_worker, numbers.Integral) or threads_per_worker < 1:
-            raise InputError(f"threads per worker must be a whole number >= 1, "
+                threads_per_worker, numbers.Integral) or not 1 <= threads_per_worker <= MAX_THREADS:
+            raise InputError(f"threads per worker must be a whole number >= 1 (at most {MAX_THREADS}), "
                              f"got {threads_per_worker!r}")
     fall_back = False
     if backend == "auto":

@@ -269,6 +269,20 @@ def policy_from_settings(engine: dict) -> StealPolicy:
     return StealPolicy(**{k: v for k, v in engine.items() if k in POLICY_FIELDS})
 
 
+#: bounds checked before anything is expanded (issue #25): items of a whole grid,
+#: repeats of one item, the grid file's size (YAML aliases: inputs.load_yaml)
+MAX_GRID_ITEMS = 100_000
+MAX_REPEATS = 10_000
+MAX_GRID_BYTES = 16 << 20
+
+
+def _bounded_repeats(where: str, value) -> int:
+    value = _positive(where, value, integer=True)
+    if value > MAX_REPEATS:
+        raise GridError(f"{where}: at most {MAX_REPEATS:,}, got {_short(value)}")
+    return value
+
+
 def load_grid(source, resolver, *, name: str | None = None,
               base_dir: str | os.PathLike | None = None) -> Grid:
     """Read and expand a grid: a YAML file path, or a dict of the same structure.
@@ -281,12 +295,18 @@ def load_grid(source, resolver, *, name: str | None = None,
     if isinstance(source, (str, os.PathLike)):
         import yaml
 
+        from .inputs import load_yaml, read_input_bytes
+
         path = Path(source)
         where = str(source)
-        if not path.is_file():
+        if not path.exists():
             raise GridError(f"grid file not found: {source}")
+        data = read_input_bytes(path, GridError)
+        if len(data) > MAX_GRID_BYTES:
+            raise GridError(f"{source}: {len(data) >> 20} MiB is more than a grid file's "
+                            f"{MAX_GRID_BYTES >> 20} MiB")
         try:
-            spec = yaml.safe_load(path.read_text())
+            spec = load_yaml(data.decode("utf-8-sig"), where, GridError)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f" at line {mark.line + 1}" if mark is not None else ""
@@ -309,7 +329,7 @@ def load_grid(source, resolver, *, name: str | None = None,
     if not isinstance(gname, str) or not gname or any(c in gname for c in "/\\\0") \
             or gname.startswith("."):
         raise GridError(f"{where}: name must be a plain file name, got {_short(gname)}")
-    repeats = _positive(f"{where}: repeats", spec.get("repeats", 1), integer=True)
+    repeats = _bounded_repeats(f"{where}: repeats", spec.get("repeats", 1))
     timeout = spec.get("timeout")
     if timeout is not None:
         timeout = _positive(f"{where}: timeout", timeout, integer=False)
@@ -336,7 +356,7 @@ def load_grid(source, resolver, *, name: str | None = None,
         size = block.get("size", "small")
         if size not in SIZES:
             raise GridError(f"{bw}: size must be small or big, got {_short(size)}")
-        b_repeats = _positive(f"{bw}: repeats", block.get("repeats", repeats), integer=True)
+        b_repeats = _bounded_repeats(f"{bw}: repeats", block.get("repeats", repeats))
         b_timeout = block.get("timeout", timeout)
         if b_timeout is not None:
             b_timeout = _positive(f"{bw}: timeout", b_timeout, integer=False)
@@ -363,6 +383,10 @@ def load_grid(source, resolver, *, name: str | None = None,
         for k, v in settings.items():
             axes.append((k, [(c, c) for c in _choices(f"{bw}: settings.{k}", v)],
                          k in ENGINE_KEYS))
+        n_block = b_repeats * math.prod(len(a[1]) for a in axes)
+        if len(items) + n_block > MAX_GRID_ITEMS:
+            raise GridError(f"{bw}: the grid expands to {len(items) + n_block:,} items "
+                            f"(more than {MAX_GRID_ITEMS:,}); split it into several grids")
         for combo in itertools.product(*[a[1] for a in axes]) if axes else [()]:
             columns = {a[0]: c[0] for a, c in zip(axes, combo)}
             params = {a[0]: c[1] for a, c in zip(axes, combo) if not a[2]}

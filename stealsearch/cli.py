@@ -4,9 +4,11 @@ Bad input anywhere (an :class:`stealsearch.engine.errors.InputError`, or an argp
 prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
 a search that could not finish exits 1.  A first Ctrl-C or SIGTERM during a search
 stops it and prints the result so far (status interrupted, best, bound, nodes), then
-exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once
-(:mod:`stealsearch.engine.interrupts`).  ``stealsearch resume DIR`` re-runs the command stored in
-a checkpoint from its cut.
+exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once, unless it is the echo of
+a job manager's group signal (:mod:`stealsearch.engine.interrupts`).  A signal before the
+search (while the engine is imported, a graph read) prints ``stealsearch: interrupted``
+and exits 128 + n: the handlers are installed before the first heavy import.
+``stealsearch resume DIR`` re-runs the command stored in a checkpoint from its cut.
 """
 from __future__ import annotations
 
@@ -85,6 +87,10 @@ def _register_resume(sub) -> None:
     from stealsearch.engine.commandline import add_cluster_arguments
 
     add_cluster_arguments(p)
+    p.add_argument("--trust", action="store_true",
+                   help="resume a checkpoint that your key did not sign (another user's or "
+                        "machine's, or edited): its stored command is still checked, and "
+                        "it is still never unpickled here")
     p.set_defaults(func=_run_resume)
 
 
@@ -104,15 +110,55 @@ def _strip(argv: list[str]) -> list[str]:
     return out
 
 
+#: options whose value names a file or folder the command writes: never taken from a
+#: stored command (the checkpoint is written into the resumed DIR, the result to stdout)
+_OUTPUT_DESTS = ("checkpoint", "out", "plot", "dendrogram_plot", "save_instance")
+
+
+def _search_commands(parser) -> dict:
+    """{name: sub-parser} of the sub-commands that run an engine search (they take
+    ``--checkpoint``): the only ones a checkpoint's stored command may name."""
+    import argparse
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: p for name, p in sub.choices.items()
+            if any(a.dest == "checkpoint" for a in p._actions)}
+
+
+def validated_command(directory, argv, parser) -> list[str]:
+    """The stored command of a checkpoint, checked before anything of it runs: a search
+    sub-command, every option one of that sub-command's, none of them an output path
+    (those are refused: resume writes only the checkpoint it was given and stdout)."""
+    from stealsearch.engine.checkpoint import CheckpointError
+
+    searches = _search_commands(parser)
+    if not argv or argv[0] not in searches:
+        raise CheckpointError(f"checkpoint {directory}: its stored command "
+                              f"{(argv or [''])[0]!r:.40} is not a search sub-command "
+                              f"({', '.join(sorted(searches))}); refusing to run it")
+    sub = searches[argv[0]]
+    outputs = {o for a in sub._actions if a.dest in _OUTPUT_DESTS and a.dest != "checkpoint"
+               for o in a.option_strings}
+    for a in argv[1:]:
+        name = a.split("=", 1)[0]
+        if name in outputs:
+            raise CheckpointError(f"checkpoint {directory}: its stored command writes {name}; "
+                                  "refusing to write a path the checkpoint names")
+    return list(argv)
+
+
 def _run_resume(args) -> int:
-    from stealsearch.engine.checkpoint import CheckpointError, read_manifest
+    from stealsearch.engine.checkpoint import CheckpointError, check_signed, read_manifest
 
     manifest = read_manifest(args.dir)
     argv = (manifest.get("info") or {}).get("argv")
     if not argv or argv[0] == "resume":
         raise CheckpointError(f"checkpoint {args.dir}: written through the Python API (no "
                               "command stored); continue it with stealsearch.resume()")
-    new = _strip(list(argv))
+    if not args.trust:
+        check_signed(args.dir, manifest, "resume it with --trust")
+    parser = build_parser()
+    new = _strip(validated_command(args.dir, list(argv), parser))
     for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
                  "connect_timeout", "wait_workers"):
         value = getattr(args, flag)
@@ -121,28 +167,129 @@ def _run_resume(args) -> int:
     for flag in ("sequential", "force"):
         if getattr(args, flag):
             new.append(f"--{flag}")
-    inner = build_parser().parse_args(new)
+    inner = parser.parse_args(new)
     inner.resume_from = args.dir
     inner.stealsearch_argv = list(argv)
     return inner.func(inner)
 # --- end resilience ----------------------------------------------------------------------
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# --- signals before the engine is imported ------------------------------------------------
+#: (signal, monotonic time) of the signals that arrived before the engine's own handlers
+#: were installed (:func:`stealsearch.engine.interrupts.own_process_signals` takes them)
+_EARLY: list = []
+#: a second signal this soon after a first SIGTERM is the same request (GNU timeout,
+#: SLURM, Kubernetes: the process, then its group); the engine's rule, repeated here
+#: because the engine cannot be imported yet (stealsearch.engine.interrupts.ECHO_WINDOW)
+_ECHO_WINDOW = 1.0
 
+
+def _early_handler(signum, frame):
+    """Ctrl-C or SIGTERM while the command imports the engine (numba, Dask: seconds):
+    recorded, then raised as KeyboardInterrupt; a second one (not an echo) exits at once,
+    nothing of ours runs yet."""
+    import signal
+    import time
+
+    now = time.monotonic()
+    if _EARLY:
+        first, at = _EARLY[0]
+        if now - at <= _ECHO_WINDOW and signal.SIGTERM in (first, signum):
+            return
+        os._exit(128 + signum)
+    _EARLY.append((signum, now))
+    raise KeyboardInterrupt
+
+
+def _install_early_handlers() -> dict | None:
+    """The handlers above, and a hook that keeps a KeyboardInterrupt swallowed by a
+    callback ("Exception ignored in ...": llvmlite, importlib) off the terminal (it is
+    recorded); returns what to put back, or None outside the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    _EARLY.clear()
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in previous:
+        signal.signal(s, _early_handler)
+    hook = sys.unraisablehook
+
+    def quiet(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return          # recorded by the handler: the command stops or its exit code says so
+        hook(unraisable)
+
+    sys.unraisablehook = quiet
+    previous["unraisablehook"] = hook
+    return previous
+
+
+def _restore(previous: dict | None, interrupts, as_program: bool) -> None:
+    import signal
+
+    if previous is None:
+        return
+    hook = previous.pop("unraisablehook")
+    if as_program:
+        # the process's last moments (closing a cluster, the interpreter's exit): a late
+        # echo of the signal that stopped us is absorbed, never a traceback
+        if interrupts is not None:
+            interrupts.release_process_signals(None)
+        else:
+            for s in previous:
+                signal.signal(s, signal.SIG_IGN)
+        return
+    sys.unraisablehook = hook
+    if interrupts is not None:
+        interrupts.release_process_signals(previous)
+    else:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _interrupted(interrupts) -> int:
+    import signal
+
+    print("stealsearch: interrupted", file=sys.stderr)
+    sig = interrupts.received_signal() if interrupts is not None else None
+    if sig is None and _EARLY:
+        sig = _EARLY[0][0]
+    return 128 + int(sig or signal.SIGINT)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:
         # answered before the parser is built: building it imports every sub-command
         # (numba, Dask), ~1 s for one line
         print(f"stealsearch {__version__}")
         return 0
-    from stealsearch.engine import interrupts
+    previous = _install_early_handlers()      # before the first heavy import
+    interrupts = None
+    try:
+        from stealsearch.engine import interrupts as imported
+        interrupts = imported
+        if previous is not None:
+            interrupts.own_process_signals([s for s, _ in _EARLY],
+                                           _EARLY[0][1] if _EARLY else None)
+        return _main(argv, interrupts)
+    except KeyboardInterrupt:
+        return _interrupted(interrupts)
+    finally:
+        _restore(previous, interrupts, as_program)
+
+
+def _main(argv: list, interrupts) -> int:
     from stealsearch.engine.commandline import one_line_warnings
     from stealsearch.engine.errors import InputError, SearchFailed
 
     try:
         with one_line_warnings(argv):
             parser = build_parser()
+            interrupts.stop_if_requested()      # one that a callback swallowed while importing
             args = parser.parse_args(argv)
             args.stealsearch_argv = argv
             code = args.func(args)
@@ -169,8 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"stealsearch: search failed: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("stealsearch: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(interrupts)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,9 +1,14 @@
 """Shared fixtures: a real LocalCluster of worker processes, ended by PID afterwards."""
 import os
+import tempfile
 
 import pytest
 
 from procutil import BACKGROUND, _alive, end_processes
+
+# checkpoints are signed with a per-user key under $XDG_CONFIG_HOME (engine/checkpoint.py):
+# the suite and the processes it starts use a key of their own, never the user's
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="stealsearch-tests-config-")
 
 
 @pytest.fixture(scope="session")

@@ -83,14 +83,17 @@ def stop_epoch(client, addrs, search_id: str, epoch: int, reason: str) -> dict:
 
 def end_search(client, search_id: str) -> None:
     """The search's teardown on every worker: stop its epochs, forget its problem and
-    shares.  Fire and forget: epochs end by themselves, and a problem nobody unloaded
-    is dropped by its worker after its keep time."""
-    from .task import stop_searches
-
+    shares.  One comm call per worker, all at once, each bounded by ``STOP_TIMEOUT``: a
+    stalled (SIGSTOPped) worker must not hold the end of the run (``client.run`` waits
+    for every worker's reply, without a timeout).  A worker that misses it loses
+    nothing: its epochs end by themselves, and a problem nobody unloaded is dropped by
+    its worker after its keep time."""
     try:
-        client.run(stop_searches, search_id, "teardown", wait=False)
-    except Exception:   # the scheduler is gone: every epoch ends by itself anyway
-        pass
+        workers = live_workers(client)
+    except SearchFailed:        # the scheduler is gone: every epoch ends by itself anyway
+        return
+    ask_all(client, workers, "unload", timeouts.STOP_TIMEOUT, search_id=search_id,
+            reason="teardown")
 
 
 def register_plugin(client) -> None:

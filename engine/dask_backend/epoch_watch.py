@@ -75,6 +75,11 @@ class EpochWatch:
         self.retiring: dict[int, float] = {}
         self._graceful: dict[str, bool] = {}
         self._cut_sent = False
+        #: the watchdog (:meth:`_watchdog`): per rank, its ping in flight (and when it
+        #: was sent), and when the last ping it answered was sent
+        self._pings: dict[int, concurrent.futures.Future] = {}
+        self._ping_sent: dict[int, float] = {}
+        self._answered: dict[int, float] = {}
 
     async def _send(self, addr: str, payload, n_rows: int, timeout: float):
         from distributed.protocol import to_serialize
@@ -82,6 +87,43 @@ class EpochWatch:
         return await asyncio.wait_for(self.client.rpc(addr).stealsearch_share(
             search_id=self.spec.search_id, epoch=self.spec.epoch,
             payload=to_serialize(payload), n_rows=n_rows, keep=timeouts.SHARE_KEEP), timeout)
+
+    async def _ping(self, addr: str):
+        return await asyncio.wait_for(self.client.rpc(addr).stealsearch_ping(
+            search_id=self.spec.search_id, epoch=self.spec.epoch), timeouts.PEER_TIMEOUT)
+
+    def _watchdog(self) -> str | None:
+        """A reason to abort if a worker of the epoch stopped answering: SIGSTOPped,
+        swapped out, its event loop blocked.  Every worker still in the epoch is pinged
+        about every ``PING_EVERY`` s (its event loop answers while its kernel searches:
+        the kernels release the GIL); one that answered no ping sent in the last
+        ``PEER_TIMEOUT`` s is declared stalled, so the epoch rolls back then, not at its
+        end plus the stall clock (a paused worker that wakes up before its epoch's end
+        would otherwise hold the whole search for as long as it slept).  Starts with
+        the stall clock (loads and share sends have their own timeouts)."""
+        if self.t_start is None:
+            return None
+        now = time.monotonic()
+        for r, addr in enumerate(self.peers):
+            if r in self.outcomes or r in self.retiring:
+                continue
+            f = self._pings.get(r)
+            if f is not None and f.done():
+                del self._pings[r]
+                try:
+                    f.result()              # any reply ("ok", or "gone": its task ended)
+                    self._answered[r] = self._ping_sent[r]
+                except BaseException:       # timed out, or the worker went (seen apart)
+                    pass
+            last = self._answered.setdefault(r, self.t_start)
+            if now - last > timeouts.PEER_TIMEOUT:
+                return (f"worker(s) {addr} stalled (no answer for "
+                        f"{timeouts.PEER_TIMEOUT:g} s)")
+            if r not in self._pings and now - self._ping_sent.get(r, 0.0) >= timeouts.PING_EVERY:
+                self._ping_sent[r] = now
+                self._pings[r] = asyncio.run_coroutine_threadsafe(
+                    self._ping(addr), self.client.loop.asyncio_loop)
+        return None
 
     def _check_sends(self) -> str | None:
         """A reason to abort if a share did not arrive; starts the stall clock once every
@@ -241,6 +283,9 @@ class EpochWatch:
                 why = self._fetch_handovers(alive)
                 if why:
                     return "abort", why
+            why = self._watchdog()
+            if why:
+                return "abort", why
             if self.t_start is not None and time.monotonic() - self.t_start > stall_after:
                 stalled = [a for r, a in enumerate(self.peers) if r not in self.outcomes]
                 return "abort", f"worker(s) {', '.join(stalled)} stalled"
@@ -254,7 +299,7 @@ class EpochWatch:
     def release(self) -> None:
         """Cancel the tasks that did not return (a retired worker's, pinned to an
         address that no longer exists), and sends and fetches still under way."""
-        for f in list(self.sends.values()) + list(self.fetches.values()):
+        for f in list(self.sends.values()) + list(self.fetches.values()) + list(self._pings.values()):
             f.cancel()
         left = [f for r, f in enumerate(self.futures) if not f.done()]
         if left:

@@ -105,7 +105,13 @@ def _setup_handlers(worker) -> dict:
         kept = tables.add_share(key, tables.Share(payload, int(n_rows), float(keep)))
         return {"status": "ok" if kept else "dropped"}     # dropped: its epoch is discarded
 
-    def unload(search_id):
+    def unload(search_id, reason="teardown"):
+        # the client's teardown: stop the search's running epochs, forget its problem
+        # and shares (a running epoch keeps its own reference to the problem until it
+        # returns)
+        for key, search in list(tables.SEARCHES.items()):
+            if key[0] == worker.address and key[1] == search_id:
+                search.handle_stop(reason)
         tables.end_search(worker.address, search_id)
         return "ok"
 
@@ -175,6 +181,40 @@ def _drop_heartbeat_noise() -> None:
         log.addFilter(_HeartbeatNoise())
 
 
+class _StrayConnectionNoise(logging.Filter):
+    """Drops tornado's ~25-line traceback for a connection to a Dask port that does not
+    speak Dask's protocol (an HTTP GET, a port scanner: distributed reads the first bytes
+    as a frame length and fails to allocate exabytes, a MemoryError), once per
+    connection, on the terminal of whoever runs the scheduler or the worker; one warning
+    line the first time instead.  The connection is closed either way; nothing of the
+    search is touched."""
+
+    warned = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:
+            return True
+        if "_handle_stream" not in text or not record.exc_info:
+            return True
+        if not _StrayConnectionNoise.warned:
+            _StrayConnectionNoise.warned = True
+            exc = record.exc_info[1]
+            logging.getLogger("stealsearch").warning(
+                "ignored a connection to a cluster port that does not speak Dask's protocol "
+                "(%s); further ones are ignored silently", exc.__class__.__name__)
+        return False
+
+
+def quiet_stray_connections() -> None:
+    """Install :class:`_StrayConnectionNoise` in this process (idempotent): the client's
+    (its LocalCluster's scheduler and nannies run here) and every worker's (the plugin)."""
+    log = logging.getLogger("tornado.application")
+    if not any(isinstance(f, _StrayConnectionNoise) for f in log.filters):
+        log.addFilter(_StrayConnectionNoise())
+
+
 class StealstackPlugin(WorkerPlugin):
     """Registers the stealstack's comm handlers on a worker, the reaper of idle
     problems, and the hand-over on a graceful close."""
@@ -189,6 +229,7 @@ class StealstackPlugin(WorkerPlugin):
 
         tables.CLOSED.discard(worker.address)
         _drop_heartbeat_noise()
+        quiet_stray_connections()
 
         for op in WORKER_OPS:
             worker.handlers[handler_name(op)] = _worker_handler(worker, op)

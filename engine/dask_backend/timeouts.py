@@ -8,6 +8,9 @@ side's own waits are beside their code (:mod:`.plugin`, :mod:`stealsearch.engine
 #: a peer call (steal, credit, stop) slower than this aborts the epoch; healthy calls
 #: take ~1 ms (ARCHITECTURE.md), so this only catches stalled or dead peers
 PEER_TIMEOUT = 10.0
+#: how often the client pings each worker of a running epoch (its watchdog: a worker
+#: that answered no ping sent in the last PEER_TIMEOUT s is stalled; epoch_watch.py)
+PING_EVERY = 1.0
 #: rows the client expands at most before the first deal
 SETUP_NODE_CAP = 10_000
 #: how often the client polls for progress and for lost workers
@@ -39,5 +42,6 @@ PROBLEM_KEEP_IDLE = 300.0
 #: seconds the client waits for the outcome of a worker that left gracefully (its
 #: close ends its epoch and sends the outcome: slow on a loaded machine)
 RETIRE_GRACE = 10.0
-#: seconds a stop sent to every worker of an epoch may take (one call each, at once)
+#: seconds a stop sent to every worker of an epoch may take (one call each, at once);
+#: also the search's teardown on every worker (a stalled one must not hold the end)
 STOP_TIMEOUT = 1.0

@@ -157,6 +157,11 @@ def _distinct_edges(edges: np.ndarray) -> int:
     return int(np.unique(lo * (int(hi.max()) + 1) + hi).size)
 
 
+def _decimal(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also accepts '³' and '①', which ``int`` refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def _scan_dimacs(path: str, data: bytes) -> None:
     """Line-by-line check that raises the first problem as ``file:line: what``."""
     n = m = None
@@ -177,7 +182,7 @@ def _scan_dimacs(path: str, data: bytes) -> None:
                 raise CliqueInputError(f"{where}: second 'p' line (first at line {p_line})")
             if len(fields) != 3 or fields[0] not in ("edge", "col"):
                 raise CliqueInputError(f"{where}: expected 'p edge N M', got {shown(line, 60)}")
-            if not (fields[1].isdigit() and fields[2].isdigit()):
+            if not (_decimal(fields[1]) and _decimal(fields[2])):
                 raise CliqueInputError(f"{where}: N and M of the 'p' line must be "
                                        f"non-negative integers, got {shown(fields[1], 20)} "
                                        f"{shown(fields[2], 20)}")
@@ -187,7 +192,7 @@ def _scan_dimacs(path: str, data: bytes) -> None:
             raise CliqueInputError(f"{where}: edge before the 'p edge N M' line")
         if len(fields) != 2:
             raise CliqueInputError(f"{where}: expected 'e U V', got {shown(line, 60)}")
-        if not (fields[0].isdigit() and fields[1].isdigit()) or max(map(len, fields)) > 18:
+        if not (_decimal(fields[0]) and _decimal(fields[1])) or max(map(len, fields)) > 18:
             raise CliqueInputError(f"{where}: vertex ids must be positive integers, "
                                    f"got {shown(fields[0], 20)} {shown(fields[1], 20)}")
         u, v = int(fields[0]), int(fields[1])

@@ -40,6 +40,9 @@ from .kernels import BALANCED, BIN, GEO, HYBRID
 #: The largest b0 of a binomial or balanced tree (children of one node, each a stack row
 #: and a row of the child-index table; T3's root has 2000).
 MAX_B0_ROWS = 100_000
+#: The deepest tree (-d, gen_mx) accepted: the UTS reference's ``int gen_mx`` (issue #25:
+#: -d 10**20 does not fit the kernel's int64 depth and ran as an endless search).
+MAX_GEN_MX = 2 ** 31 - 1
 
 
 class UTSParameterError(InputError):
@@ -87,8 +90,10 @@ class UTSParams:
             raise UTSParameterError(f"-t (tree type) must be 0..3, got {self.tree_type}")
         if self.shape not in (0, 1, 2, 3):
             raise UTSParameterError(f"-a (geometric shape) must be 0..3, got {self.shape}")
-        if self.gen_mx < 1:
-            raise UTSParameterError(f"-d (gen_mx) must be >= 1, got {self.gen_mx}")
+        if not 1 <= self.gen_mx <= MAX_GEN_MX:
+            got = f"{self.gen_mx:.3g}" if abs(self.gen_mx) > 1e12 else str(self.gen_mx)
+            raise UTSParameterError(f"-d (gen_mx, the tree's depth) must be in "
+                                    f"1..{MAX_GEN_MX:,}, got {got}")
         if not self.b0 > 0 or not math.isfinite(self.b0):
             raise UTSParameterError(f"-b (b0) must be > 0, got {self.b0}")
         if self.tree_type in (BIN, BALANCED) and self.b0 > MAX_B0_ROWS:

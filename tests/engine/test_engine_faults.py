@@ -35,17 +35,18 @@ def worker_pids(client):
 
 
 def test_sigstopped_worker_does_not_hang_the_run(short_timeouts):
-    """The issue's hang: a peer frozen mid-search.  Its steals and the epoch's end time
-    out, the epoch rolls back without it, and the count stays exact; SIGCONT later
-    brings it back."""
+    """The issue's hang (#25 item 1): a worker SIGSTOPped mid-search and left stopped.
+    The client's watchdog declares it lost after PEER_TIMEOUT, the epoch rolls back, the
+    other finishes the search exactly, and the end of the run (the stop broadcast, the
+    teardown on every worker) does not wait for it: solve() returns while it is still
+    stopped.  SIGCONT then brings it back."""
     with dask_client(workers=2) as client:
         pids = worker_pids(client)
         victim = pids[sorted(pids)[1]]
         solve(UTSProblem.preset("default"), client=client)    # kernels loaded, plugin there
+        stopped = threading.Event()
 
         def freeze():
-            # freeze as soon as the search's epoch tasks run (T1 takes well under a second
-            # on 2 quiet cores: a fixed delay can land after the end)
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 busy = client.processing()
@@ -54,18 +55,28 @@ def test_sigstopped_worker_does_not_hang_the_run(short_timeouts):
                     break
                 time.sleep(0.01)
             os.kill(victim, signal.SIGSTOP)
-            time.sleep(4.0)
+            stopped.set()
+
+        def safety():                   # never leave a stopped process behind a failure
+            time.sleep(240)
             os.kill(victim, signal.SIGCONT)
 
+        threading.Thread(target=safety, daemon=True).start()
         t = threading.Thread(target=freeze, daemon=True)
         t.start()
         try:
-            r = solve(UTSProblem.preset("T1"), client=client, checkpoint_every=0.3)
-        finally:
+            r = solve(UTSProblem.preset("T1"), client=client, checkpoint_every=5.0)
             t.join(10)
+            with open(f"/proc/{victim}/stat") as f:
+                still_stopped = f.read().split()[2] == "T"
+        finally:
             os.kill(victim, signal.SIGCONT)
+        assert stopped.is_set()
+        assert still_stopped, "the run waited for the paused worker to wake up"
         assert r.count == T1 and r.recoveries >= 1
         assert r.conservation()["holds"]
+        back = solve(UTSProblem.preset("default"), client=client, workers=2)
+        assert back.count == 1732 and len(back.workers) == 2
         all_pids = list(pids.values()) + list(worker_pids(client).values())
     end_processes(all_pids)
 
