@@ -115,3 +115,26 @@ def test_rate_and_eta_are_tqdms():
     line = bar.line()
     assert line == "uts: 2k nodes  100/s  ~50% done, ETA 00:20  00:20", line
     bar.close()
+
+
+@pytest.mark.parametrize("transport", ["sequential", "lanes"])
+def test_the_line_shows_the_incumbent_and_bound_the_result_reports(transport):
+    """Every backend's loop keeps the best so far and the proven bound of its last cut:
+    a search cut short by its node limit ends with the line showing the result's."""
+    from stealsearch.engine.lanes import Lanes
+    from stealsearch.engine.loop import EpochLoop
+    from stealsearch.engine.sequential import OneStack
+    from stealsearch.problems.clique.generators import gnp
+    from stealsearch.problems.clique.problem import CliqueProblem
+
+    problem = CliqueProblem(gnp(250, 0.5, seed=2))
+    t = OneStack(problem) if transport == "sequential" else Lanes(2)
+    loop = EpochLoop(problem, t, node_limit=3000)
+    assert loop.run() == "node_limit"
+    r = loop.result()
+    assert r.status == "interrupted" and r.bound > r.objective
+    assert (loop.live.incumbent, loop.live.bound) == (r.objective, r.bound)
+    done = EpochLoop(problem, OneStack(problem))
+    done.run()
+    r = done.result()
+    assert r.status == "optimal" and (done.live.incumbent, done.live.bound) == (r.objective,) * 2
