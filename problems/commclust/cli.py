@@ -143,7 +143,7 @@ def _run_single(args) -> int:
         plot_gc(curve, args.plot, title=f"{label}: G_c per partition (N = {dend.n})", best=best)
     if args.dendrogram_plot:
         plot_dendrogram(dend, args.dendrogram_plot, title=f"{label}: dendrogram (tie-break seed {args.tie_seed})")
-    out = public(result)
+    out = {"status": "complete", **public(result)}
     out["table"] = label
     out["wall_seconds"] = time.perf_counter() - start
     if args.json:

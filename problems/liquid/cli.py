@@ -219,7 +219,9 @@ def run_study_cmd(args) -> int:
                            progress=show_progress(args))
     s = result["summary"]
     if args.json:
-        print_json(result if args.limit else {"summary": s, "rows": result["rows"]})
+        status = "interrupted" if s.get("interrupted") else "complete"
+        print_json({"status": status, **result} if args.limit
+                   else {"status": status, "summary": s, "rows": result["rows"]})
         return 1 if s["failed"] else 0
     print(f"Swiss-T1 study: {s['classes']} classes of equal (nodes, liquid throughput), "
           f"{s['items']} of {s['items_planned']} searched"

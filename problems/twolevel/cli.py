@@ -155,6 +155,7 @@ def _run_one(args) -> int:
            "verified": rep.feasible, "at_lower_bound": rep.optimal,
            "verifier_lower_bound": rep.lower_bound, "errors": rep.errors,
            "wall_seconds": wall, "verify_seconds": verify_wall, "timings": sched.timings}
+    out = {"status": "complete", **out}
     if args.json:
         if args.full:
             out["schedule"] = sched.to_dict()
@@ -200,6 +201,7 @@ def _check(inst, args) -> int:
     out = {"instance": inst.source, "schedule": args.check, **rep.to_dict(),
            "verified": rep.feasible, "copies": int(len(sched.copy_task)),
            "messages": int(len(sched.msg_task)), "wall_seconds": wall}
+    out = {"status": "complete", **out}
     if args.json:
         print_json(out)
     else:
