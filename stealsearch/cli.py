@@ -85,6 +85,12 @@ def _register_resume(sub) -> None:
     from stealsearch.engine.commandline import add_cluster_arguments
 
     add_cluster_arguments(p)
+    # how it reports, as for a new search (replacing the stored command's own)
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("--progress", action="store_true",
+                      help="the live line even when stderr is not a terminal")
+    talk.add_argument("--quiet", action="store_true", help="no live line, no notes")
     p.set_defaults(func=_run_resume)
 
 
@@ -110,6 +116,9 @@ def _run_resume(args) -> int:
         raise CheckpointError(f"checkpoint {args.dir}: written through the Python API (no "
                               "command stored); continue it with stealsearch.resume()")
     new = _strip(list(argv))
+    output = [f"--{f}" for f in ("json", "quiet", "progress") if getattr(args, f, False)]
+    if output:          # the reporting asked for now replaces the stored command's
+        new = [a for a in new if a not in ("--json", "--quiet", "--progress")] + output
     for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
                  "connect_timeout", "wait_workers"):
         value = getattr(args, flag)
