@@ -58,3 +58,20 @@ def test_resume_takes_the_output_flags(capsys, tmp_path):
     assert main(["resume", d, "--sequential", "--node-limit", "5000", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert not captured.out.lstrip().startswith("{") and captured.err == ""
+
+
+@pytest.mark.parametrize("argv", [["clique", "--gnp", "60", "0.5", "--sequential"],
+                                  ["liquid", "example", "--sequential"],
+                                  ["liquid", "alloc", "1", "0", "0", "0", "0", "0", "0", "1",
+                                   "--sequential"]], ids=lambda a: " ".join(a[:2]))
+def test_out_writes_the_json_result(capsys, tmp_path, argv):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "stealsearch" / "schemas" / "result.schema.json").read_text())
+    out = tmp_path / "r.json"
+    assert main(argv + ["--out", str(out), "--quiet"]) == 0
+    assert "objective" in capsys.readouterr().out or argv[0] == "liquid"   # the report too
+    obj = json.loads(out.read_text())
+    jsonschema.validate(obj, schema)
+    assert obj["solution"] is not None and obj["verified"] is True
+    assert main(argv + ["--out", str(tmp_path / "no" / "r.json")]) == 2       # one line, early
+    assert "no such directory" in capsys.readouterr().err
