@@ -491,7 +491,8 @@ def build_clique(ctx: Context) -> None:
             ax.set_xlabel("worker")
             ax.set_ylabel("nodes")
             ax.set_title(f"G({g[0]}, {g[1]})")
-            ax.legend()
+            ax.set_ylim(0, 1.25 * max(list(wa) + list(wb) + [1]))   # room for the legend
+            ax.legend(loc="upper center", ncol=2, fontsize=8)
         fig_.tight_layout()
         fig_.savefig(ctx.png("balance"), dpi=90)
         plt.close(fig_)
@@ -720,18 +721,24 @@ def build_hrelation(ctx: Context) -> None:
                                  for r in R) else None) for a in algos]
                               for P in sorted({fig(r, "P") for r in R}) for h in hs]))
         plt = _plt()
-        f, ax = plt.subplots(figsize=(6, 4))
-        for a in algos:
+        f, ax = plt.subplots(figsize=(7, 4))
+        # algorithms often tie (length = h): each its own marker and line style, and a
+        # small sideways offset on the log axis, so that no line hides another
+        styles = ["o-", "s--", "^-.", "D:", "v-", "P--"]
+        for i, a in enumerate(algos):
             ys = [statistics.mean([fig(r, "length_over_h") for r in R
                                    if fig(r, "algorithm") == a and fig(r, "h") == h]) for h in hs]
-            ax.plot(hs, ys, "o-", label=a)
-        ax.axhline(1.5, ls=":", color="0.5", label="3/2")
-        ax.axhline(1.2, ls="--", color="0.5", label="6/5")
+            shift = 2 ** (0.04 * (i - (len(algos) - 1) / 2))
+            ax.plot([h * shift for h in hs], ys, styles[i % len(styles)], label=a,
+                    markersize=7 - i, linewidth=1.5, alpha=0.9)
+        ax.axhline(1.5, ls=":", color="0.5", label="3/2 (direct's bound)")
+        ax.axhline(1.2, ls="--", color="0.5", label="6/5 (forwarding's bound)")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("h")
+        ax.set_xticks(hs, [str(h) for h in hs])
+        ax.set_xlabel("h (maximum load; points of one h drawn side by side)")
         ax.set_ylabel("length / h (mean)")
         ax.set_title("schedule length vs h, random h-relations")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
         f.tight_layout()
         f.savefig(ctx.png("length_vs_h"), dpi=90)
         plt.close(f)
