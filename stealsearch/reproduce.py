@@ -764,10 +764,16 @@ def build_hrelation(ctx: Context) -> None:
     if C:
         plt = _plt()
         f, ax = plt.subplots(figsize=(6, 4))
-        for a in sorted({fig(r, "algorithm") for r in C}):
+        names = sorted({fig(r, "algorithm") for r in C})
+        styles = ["o-", "s--", "^-.", "D:", "v-", "P--"]
+        for i, a in enumerate(names):
             pts = sorted((fig(r, "h"), fig(r, "length")) for r in C if fig(r, "algorithm") == a
                          and fig(r, "P") == min(fig(x, "P") for x in C))
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=a)
+            # equal lengths (direct = naive = 3h/2 here): own marker, style and a small
+            # sideways offset, so that no line hides another
+            shift = 0.012 * (i - (len(names) - 1) / 2)
+            ax.plot([p[0] * (1 + shift) for p in pts], [p[1] for p in pts],
+                    styles[i % len(styles)], label=a, markersize=8 - i, alpha=0.9)
         hs = sorted({fig(r, "h") for r in C})
         ax.plot(hs, [1.5 * h for h in hs], ":", color="0.4", label="3h/2")
         ax.plot(hs, [1.2 * h for h in hs], "--", color="0.4", label="6h/5")
