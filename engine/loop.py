@@ -156,6 +156,9 @@ class LiveLine:
 
     #: seconds between two bounds computed from a transport's open rows (``offer``)
     BOUND_EVERY = 1.0
+    #: a committed cut of more rows than this keeps the last bound (its rows' bounds
+    #: would be computed between two epochs, while the workers wait)
+    MAX_BOUND_ROWS = 100_000
 
     def __init__(self, problem: Problem, progress: bool, desc: str, estimate=None,
                  codec=None):
@@ -220,14 +223,17 @@ class LiveLine:
         self.bound_value = max((v for v in (rb, self.best) if v is not None), default=None) \
             if rb is not None or not len(rows) else None
 
-    def observe_cut(self, problem: Problem, cut: Cut) -> None:
+    def observe_cut(self, problem: Problem, cut: Cut, *, final: bool = False) -> None:
         """A committed cut (the estimator takes it if it wants one now; its best value
         and its bound become the line's)."""
         self._better(cut.best_value)
         self.offer(lambda: cut.rows(self.est.stack.codec), cut.nodes, cut.incumbent(problem),
                    bound=False)
-        if self.optimise and self.codec is not None:
+        if self.optimise and self.codec is not None and (final or
+                                                         cut.n_rows() <= self.MAX_BOUND_ROWS):
             self.take_bound(cut.rows(self.codec))
+        # (a larger cut keeps the last bound: still proven, every open row lies below a
+        # row of the cut it was taken from; the epoch's workers wait while this runs)
 
     def _better(self, best) -> None:
         if best is not None and (self.best is None or best > self.best):
@@ -348,7 +354,7 @@ class EpochLoop:
         value and bound (an interrupted epoch's cut is committed without a look)."""
         try:
             if self.cut.n_rows():
-                self.live.observe_cut(self.problem, self.cut)
+                self.live.observe_cut(self.problem, self.cut, final=True)
                 self.live.update(self.cut.nodes)
             else:
                 self.live.complete(self.cut.nodes)
