@@ -541,3 +541,54 @@ def threads_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"at most {MAX_THREADS_PER_WORKER} threads per worker, "
                                          f"got {text[:30]}")
     return value
+
+
+class _FileOrSubcommand(argparse._SubParsersAction):
+    """Sub-commands beside an optional positional FILE (see :func:`add_file_or_subcommands`):
+    a first word that names a sub-command runs it; any other is the FILE, and the words
+    after it are the parent's."""
+
+    class _AnyWord:
+        """The choices argparse checks a first word against: the sub-commands, and any
+        other word (a FILE)."""
+
+        def __init__(self, names: dict):
+            self.names = names
+
+        def __contains__(self, word) -> bool:
+            return True
+
+        def __iter__(self):
+            return iter(self.names)
+
+        def items(self):
+            return self.names.items()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.choices = self._AnyWord(self._name_parser_map)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values[0] in self._name_parser_map:
+            return super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, self.file_dest, values[0])
+        rest, extras = values[1:], []
+        if rest:
+            _, extras = parser.parse_known_args(rest, namespace)
+        if extras:
+            vars(namespace).setdefault(argparse._UNRECOGNIZED_ARGS_ATTR, []).extend(extras)
+
+
+def add_file_or_subcommands(parser: argparse.ArgumentParser, dest: str, metavar: str,
+                            help: str):
+    """``cmd FILE [flags]`` and ``cmd SUB [its flags]`` (e.g. ``hrel sweep``) on one parser:
+    returns the sub-parsers action (``.add_parser(...)``); ``args.<dest>`` is the FILE, or
+    None.  ``cmd SUB --help`` prints the sub-command's help; a file named like a
+    sub-command is given as ``./sweep``."""
+    parser.register("action", "file_or_subcommand", _FileOrSubcommand)
+    subs = parser.add_subparsers(action="file_or_subcommand", dest=argparse.SUPPRESS,
+                                 metavar=metavar, help=help,
+                                 parser_class=type(parser), required=False)
+    subs.file_dest = dest
+    parser.set_defaults(**{dest: None})
+    return subs

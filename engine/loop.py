@@ -38,6 +38,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import interrupts
 from .checkpoint import CheckpointWriter
 from .epochs import DEFAULT_CHECKPOINT_EVERY, Cut, EpochSpec, conserves
@@ -153,8 +155,24 @@ class LiveLine:
     when ``estimate``: by default when the line is shown; a ProgressEstimator given is
     used as it is).  An estimator error only ends the estimate, never the search."""
 
-    def __init__(self, problem: Problem, progress: bool, desc: str, estimate=None):
+    #: seconds between two bounds computed from a transport's open rows (``offer``)
+    BOUND_EVERY = 1.0
+    #: a committed cut of more rows than this keeps the last bound (its rows' bounds
+    #: would be computed between two epochs, while the workers wait)
+    MAX_BOUND_ROWS = 100_000
+
+    def __init__(self, problem: Problem, progress: bool, desc: str, estimate=None,
+                 codec=None):
         self.sense = problem.objective_sense
+        self.problem, self.codec = problem, codec
+        # the incumbent (best so far) and the proven bound, in the engine's sense (max):
+        # states, kept here for every backend (a transport passes what it has, or None)
+        self.optimise = problem.mode is Mode.OPTIMISE
+        self.best = None
+        if problem.initial_solution() is not None:
+            self.best = int(problem.initial_incumbent())
+        self.bound_value = None
+        self._bound_at = float("-inf")
         self.bar = Progress(progress, desc=desc)
         self.est = None
         if estimate is None:
@@ -180,15 +198,60 @@ class LiveLine:
             self.est = None
             return None
 
-    def offer(self, rows, nodes: int, incumbent: int) -> None:
+    def offer(self, rows, nodes: int, incumbent: int, *, bound: bool = True) -> None:
         """A cut the estimator may take now (``rows``: a callable giving the open rows,
-        called only if it does): a transport that can take one at will, between chunks."""
+        called only if it does): a transport that can take one at will, between chunks.
+        The proven bound is taken from the same rows at most every ``BOUND_EVERY``
+        seconds (``bound=True``)."""
         if self.est is not None and self._safely(self.est.wants_cut, nodes):
             self._safely(self.est.observe, rows(), nodes, incumbent)
+        if bound and self.optimise and time.monotonic() - self._bound_at >= self.BOUND_EVERY:
+            self.take_bound(rows())
 
-    def observe_cut(self, problem: Problem, cut: Cut) -> None:
-        """A committed cut (the estimator takes it if it wants one now)."""
-        self.offer(lambda: cut.rows(self.est.stack.codec), cut.nodes, cut.incumbent(problem))
+    def take_bound(self, rows) -> None:
+        """The proven bound of a cut whose open rows are ``rows``: the largest objective
+        any of them could reach, or the incumbent if larger (the interrupted result's
+        rule, :func:`stealsearch.engine.outcome.remaining_bound`)."""
+        self._bound_at = time.monotonic()
+        try:
+            rb = remaining_bound(self.problem, rows)
+        except Exception as exc:  # noqa: BLE001 - a bound shown must never stop a search
+            logger.info("no bound on the live line: %r", exc)
+            self.optimise = False
+            return
+        if rb is not None and rb >= np.iinfo(np.int64).max:      # "no bound known"
+            rb = None
+        self.bound_value = max((v for v in (rb, self.best) if v is not None), default=None) \
+            if rb is not None or not len(rows) else None
+
+    def observe_cut(self, problem: Problem, cut: Cut, *, final: bool = False) -> None:
+        """A committed cut (the estimator takes it if it wants one now; its best value
+        and its bound become the line's)."""
+        self._better(cut.best_value)
+        self.offer(lambda: cut.rows(self.est.stack.codec), cut.nodes, cut.incumbent(problem),
+                   bound=False)
+        if self.optimise and self.codec is not None and (final or
+                                                         cut.n_rows() <= self.MAX_BOUND_ROWS):
+            self.take_bound(cut.rows(self.codec))
+        # (a larger cut keeps the last bound: still proven, every open row lies below a
+        # row of the cut it was taken from; the epoch's workers wait while this runs)
+
+    def _better(self, best) -> None:
+        if best is not None and (self.best is None or best > self.best):
+            self.best = int(best)
+
+    @property
+    def incumbent(self):
+        """The best value found so far, in the problem's own sense (None: none yet)."""
+        return None if self.best is None else self.sense * self.best
+
+    @property
+    def bound(self):
+        """The last proven bound, in the problem's own sense (None: none known)."""
+        if not self.optimise or self.bound_value is None:
+            return None
+        return self.sense * max(self.bound_value, self.best if self.best is not None
+                                else self.bound_value)
 
     def update(self, nodes: int, best: int | None = None, **fields) -> float | None:
         """Redraw with ``nodes`` done and the best value found (the engine's sense);
@@ -197,15 +260,18 @@ class LiveLine:
         if self.est is not None:
             self._safely(self.est.work)
             fraction = self._safely(self.est.fraction, nodes)
-        self.bar.update(nodes, incumbent=None if best is None else self.sense * best,
+        self._better(best)
+        self.bar.update(nodes, incumbent=self.incumbent, bound=self.bound,
                         fraction_done=fraction, **fields)
         return fraction
 
     def complete(self, nodes: int) -> None:
-        """The whole tree is searched: 100%."""
+        """The whole tree is searched: 100%, and the bound is the incumbent."""
         if self.est is not None:
             self._safely(self.est.finish)
-        self.bar.update(nodes, fraction_done=1.0)
+        if self.optimise and self.best is not None:
+            self.bound_value = self.best
+        self.bar.update(nodes, incumbent=self.incumbent, bound=self.bound, fraction_done=1.0)
 
     def close(self) -> None:
         self.bar.close()
@@ -242,7 +308,8 @@ class EpochLoop:
         self.clock.elapsed0 = self.cut.elapsed
         self.writer = CheckpointWriter.open(checkpoint, problem, self.codec, self.policy,
                                             checkpoint_info)
-        self.live = LiveLine(problem, progress, transport.desc(problem), estimate)
+        self.live = LiveLine(problem, progress, transport.desc(problem), estimate,
+                             codec=self.codec)
         self.search_id = uuid.uuid4().hex[:12]
         self.epoch = 0
         #: per worker address, its figures summed over the committed epochs
@@ -273,6 +340,7 @@ class EpochLoop:
             except KeyboardInterrupt:      # between epochs: the last cut is the state
                 self.stop_reason = "interrupted"
         finally:
+            self._last_look()
             self.live.close()
             try:
                 transport.finish(self)
@@ -281,6 +349,18 @@ class EpochLoop:
             finally:
                 transport.close(self)
         return self.stop_reason
+
+    def _last_look(self) -> None:
+        """The line's (and the page's) last figures: the last committed cut's nodes, best
+        value and bound (an interrupted epoch's cut is committed without a look)."""
+        try:
+            if self.cut.n_rows():
+                self.live.observe_cut(self.problem, self.cut, final=True)
+                self.live.update(self.cut.nodes)
+            else:
+                self.live.complete(self.cut.nodes)
+        except Exception as exc:  # noqa: BLE001 - the last look must never hide the result
+            logger.info("the live line's last figures: %r", exc)
 
     def _limit(self) -> str | None:
         """Why the search stops before another epoch, or None."""

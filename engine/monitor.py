@@ -1,12 +1,15 @@
-"""The search page: ``/stealsearch`` on the scheduler's dashboard (its HTTP server).
+"""The search page: ``/stealsearch``, a panel of the scheduler's Dask dashboard.
 
 A :class:`SearchMonitor` scheduler plugin (registered once per client, idempotent)
 keeps, per search, a bounded history of snapshots that the client pushes, and per
 sweep its progress; it serves them as
 
-* ``/stealsearch``       a plain HTML page (no CDN, no external script: inline SVG drawn
-                         by a few lines of JS polling the JSON below once a second);
-* ``/stealsearch/json``  ``{"time", "searches": [...], "sweeps": [...]}``.
+* ``/stealsearch``       a bokeh document of the dashboard, linked from the navigation
+                         bar of every Dask page (:mod:`stealsearch.engine.monitor_page`:
+                         the incumbent, bound and gap, the search's estimated progress,
+                         nodes and values over time, per-worker totals, the sweeps);
+* ``/stealsearch/json``  ``{"time", "searches": [...], "sweeps": [...]}`` (what the panel
+                         draws, for scripts and tests).
 
 The client side is two calls (each one round trip to the scheduler, bounded by a
 timeout; a failure is logged at debug level and never stops a search)::
@@ -23,10 +26,14 @@ timeout; a failure is logged at debug level and never stops a search)::
     monitor.publish_sweep(client, sweep_id, {"name": "grid", "total": 40, "done": 12,
                                              "ok": 11, "failed": 1, "running": 4})
 
-Per worker, ``nodes`` (its nodes/s is drawn from two snapshots), ``local`` and
-``shared`` (its stack's two portions; ``stack`` is the old name of ``local``) and ``idle``
-are shown when present; a field absent from every worker is left out.  A sweep's card
-shows its items done / ok / failed / timeout / running / remaining.
+``nodes`` are the search's totals so far: all workers', and per worker its own over the
+whole search (every epoch, not the current one).  ``incumbent`` (the best value found
+so far, in the problem's own sense) and ``bound`` (the proven bound) are states: a
+snapshot without them keeps the last known values, so a page always shows the best so
+far and the last bound; ``gap`` is computed from them.  Per worker, ``nodes`` (its
+nodes/s is drawn from two snapshots), ``local`` and ``shared`` (its stack's two portions;
+``stack`` is the old name of ``local``) and ``idle`` are shown when present.  A sweep's
+entry holds its items done / ok / failed / timeout / running / remaining.
 
 The page is served wherever the scheduler's dashboard is: for a LocalCluster of ours,
 127.0.0.1 only (see :func:`stealsearch.engine.cluster.local_cluster`).
@@ -38,8 +45,6 @@ import logging
 import math
 import time
 from collections import OrderedDict, deque
-
-from .monitor_page import page_html
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +103,13 @@ def clean_snapshot(snapshot: dict) -> dict:
     return out
 
 
+def gap(incumbent, bound) -> float | None:
+    """``|bound - incumbent| / max(|bound|, 1)`` (the live line's gap), or None."""
+    if incumbent is None or bound is None:
+        return None
+    return abs(float(bound) - float(incumbent)) / max(abs(float(bound)), 1.0)
+
+
 def clean_sweep(progress: dict) -> dict:
     out = {k: _number(progress.get(k)) for k in
            ("time", "total", "done", "ok", "failed", "timeout", "running", "remaining",
@@ -151,6 +163,12 @@ class MonitorState:
             self.searches[search_id] = entry
             while len(self.searches) > MAX_SEARCHES:
                 self.searches.popitem(last=False)
+        elif entry["history"]:
+            # states, not events: a snapshot without them keeps the last known values
+            last = entry["history"][-1]
+            for k in ("incumbent", "bound", "label"):
+                if snap[k] is None:
+                    snap[k] = last[k]
         entry["history"].append(snap)
 
     def add_sweep(self, sweep_id: str, progress: dict) -> None:
@@ -178,6 +196,7 @@ class MonitorState:
                 "started": t0, "updated": last["time"], "snapshots": len(hist),
                 "nodes": last["nodes"], "steals": last["steals"],
                 "incumbent": last["incumbent"], "bound": last["bound"],
+                "gap": gap(last["incumbent"], last["bound"]),
                 "fraction_done": last["fraction_done"], "eta": _eta(last, rate),
                 "idle_workers": last["idle_workers"],
                 "workers": last["workers"], "worker_rates": _rates(prev, last),
@@ -233,13 +252,9 @@ class SearchMonitor(SchedulerPlugin):
             return
         from tornado import web
 
-        monitor = self
+        from .monitor_page import add_panel
 
-        class Page(web.RequestHandler):
-            def get(self):
-                self.set_header("Content-Type", "text/html; charset=utf-8")
-                self.set_header("Cache-Control", "no-store")
-                self.write(page_html(monitor.current().state.as_json()))
+        monitor = self
 
         class Json(web.RequestHandler):
             def get(self):
@@ -247,11 +262,13 @@ class SearchMonitor(SchedulerPlugin):
                 self.set_header("Cache-Control", "no-store")
                 self.write(json.dumps(monitor.current().state.as_json(), allow_nan=False))
 
-        Page.monitor = Json.monitor = self
         prefix = _http_prefix(app)
-        app.add_handlers(r".*", [(prefix + "stealsearch/?", Page),
-                                 (prefix + "stealsearch/json", Json)])
+        app.add_handlers(r".*", [(prefix + "stealsearch/json", Json)])
         scheduler._stealsearch_routes = True
+        try:
+            add_panel(scheduler, lambda: monitor.current().state.as_json(), prefix)
+        except Exception as exc:  # noqa: BLE001 - the JSON stays; watching never stops a search
+            log.warning("the stealsearch dashboard panel could not be added: %r", exc)
 
     def current(self) -> "SearchMonitor":
         """The plugin the scheduler holds now (routes are added once, by the first)."""
@@ -355,6 +372,10 @@ class SearchWatch:
             self._failures += 1
             if self._failures >= 3:
                 self.enabled = False
+
+    def last(self, **figures) -> dict | None:
+        """The last snapshot updated with ``figures`` (None when none was shown)."""
+        return None if self._last is None else {**self._last, **figures}
 
     def close(self, state: str = "done", snapshot: dict | None = None) -> None:
         if not self.enabled or (snapshot is None and self._last is None):

@@ -2,19 +2,25 @@
 
 One line, redrawn a few times per second (never per node)::
 
-    uts on 4 workers: 1.73M nodes  412k/s  best 31  bound 34  gap 8.8%  steals 120  idle 1/4  ~35% done, ETA 0:12  0:04
+    uts on 4 workers: 1.73M nodes  412k/s  best 31  bound 34  gap 8.8%  steals 120  idle 1/4  ~35% done, ETA 00:12  00:04
 
-It shows what the caller knows: ``update(nodes, bound=..., incumbent=..., steals=...,
-idle_workers=..., workers=..., fraction_done=..., eta=...)``; a field left out (or
+The line is a :class:`tqdm.tqdm` counter of nodes: tqdm keeps the count, the elapsed
+time, the smoothed node rate (its exponential moving average) and the ETA; we give it
+the search's own fields.  ``update(nodes, incumbent=..., bound=..., steals=...,
+idle_workers=..., workers=..., fraction_done=..., eta=...)``: a field never given (or
 ``None``) is not shown.  Any other keyword is shown as ``key=value`` after them.
 
-``fraction_done`` is an estimate (:class:`stealsearch.engine.estimate.ProgressEstimator`), hence the
-``~``; the ETA is the estimated remaining nodes, ``nodes (1 - f) / f``, over the recent
-node rate (the smoothed rate the line shows), unless the caller gives ``eta`` seconds.
-
+* ``incumbent`` and ``bound`` are states, not events: once known they stay on the line
+  until a new value comes (a caller that has nothing new passes ``None``), so the line
+  always shows the best value found so far and the last proven bound, and their gap.
+* ``fraction_done`` is an estimate (:class:`stealsearch.engine.estimate.ProgressEstimator`),
+  hence the ``~``; it becomes tqdm's ``total`` (the nodes done over the fraction: the
+  estimated size of the tree), so the ETA is tqdm's: the estimated remaining nodes over
+  the smoothed node rate.  A caller's own ``eta`` seconds replace it.
 * ``enabled=False`` (``--quiet``, ``--json``) shows nothing.  On a stream that is not
-  a terminal (a log file, a pipe) there is no live line and no carriage return: a
-  plain line every ``PLAIN_INTERVAL`` seconds and the last figures on close.
+  a terminal (a log file, a pipe) there is no live line and no carriage return: the
+  same text as a plain line every ``PLAIN_INTERVAL`` seconds and the last figures on
+  close.
 * Log records written meanwhile through :mod:`logging` go above the line, not into it
   (:func:`tqdm.contrib.logging.logging_redirect_tqdm` while the line is shown).
 * ``close()`` draws the last figures and ends the line with a newline; it is
@@ -32,11 +38,15 @@ import time
 MIN_INTERVAL = 0.5
 #: seconds between plain lines when the stream is not a terminal
 PLAIN_INTERVAL = 30.0
+#: tqdm's smoothing of the node rate (the weight of the newest interval)
+SMOOTHING = 0.3
 
 _KNOWN = ("bound", "incumbent", "steals", "idle_workers", "workers", "fraction_done", "eta")
+#: fields that keep their last value when a caller passes None
+_STATES = ("incumbent", "bound")
 
 
-def _count(n) -> str:
+def count(n) -> str:
     """1234 -> '1.23k', 1234567 -> '1.23M' (three significant figures)."""
     n = float(n)
     for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
@@ -45,11 +55,11 @@ def _count(n) -> str:
     return f"{n:.3g}" if n != int(n) else str(int(n))
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+def clock(seconds: float) -> str:
+    """Seconds as tqdm writes an interval (``00:12``, ``1:02:03``)."""
+    from tqdm import tqdm
+
+    return tqdm.format_interval(max(0, int(seconds)))
 
 
 def gap(incumbent, bound) -> float | None:
@@ -59,12 +69,15 @@ def gap(incumbent, bound) -> float | None:
     return abs(float(bound) - float(incumbent)) / max(abs(float(bound)), 1.0)
 
 
-def format_line(desc: str, nodes: int, rate: float | None, elapsed: float,
-                fields: dict, extra: dict) -> str:
-    """The text of the live line (no terminal control characters)."""
-    parts = [f"{desc}: {_count(nodes)} nodes"]
-    if rate is not None:
-        parts.append(f"{_count(rate)}/s")
+def percent_done(fraction: float) -> str:
+    """``~42%`` while running (never ``100%``: the estimate rounds down), ``100%`` at the end."""
+    fraction = min(max(float(fraction), 0.0), 1.0)
+    return "100%" if fraction >= 1 else f"~{min(99, int(100 * fraction))}%"
+
+
+def fields_text(fields: dict, extra: dict) -> str:
+    """The search's own fields as the line shows them (each after two spaces)."""
+    parts = []
     inc, bnd = fields.get("incumbent"), fields.get("bound")
     if inc is not None:
         parts.append(f"best {inc}")
@@ -74,30 +87,29 @@ def format_line(desc: str, nodes: int, rate: float | None, elapsed: float,
     if g is not None:
         parts.append(f"gap {100 * g:.1f}%")
     if fields.get("steals") is not None:
-        parts.append(f"steals {_count(fields['steals'])}")
+        parts.append(f"steals {count(fields['steals'])}")
     idle, workers = fields.get("idle_workers"), fields.get("workers")
     if idle is not None:
         parts.append(f"idle {idle}/{workers}" if workers is not None else f"idle {idle}")
     elif workers is not None:
         parts.append(f"workers {workers}")
-    frac = fields.get("fraction_done")
-    if frac is not None:
-        frac = min(max(float(frac), 0.0), 1.0)
-        eta = fields.get("eta")
-        if eta is None and 0 < frac < 1:
-            if rate:
-                eta = nodes * (1 - frac) / frac / rate
-            elif elapsed > 0:
-                eta = elapsed * (1 - frac) / frac
-        if frac >= 1:
-            parts.append("100% done")
-        else:
-            # never "100%" while it runs: the estimate rounds down
-            pct = min(99, int(100 * frac))
-            parts.append(f"~{pct}% done" + ("" if eta is None else f", ETA {_clock(eta)}"))
     parts.extend(f"{k}={v}" for k, v in extra.items() if v is not None)
-    parts.append(_clock(elapsed))
-    return "  ".join(parts)
+    return "".join("  " + p for p in parts)
+
+
+def _braces(text: str) -> str:
+    """Text put into a tqdm ``bar_format`` as it is."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+class _Nowhere:
+    """The stream of a counter that is not drawn (plain lines are printed by us)."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
 
 
 class Progress:
@@ -106,7 +118,8 @@ class Progress:
     enabled : show it at all (the caller's ``--progress``/``--quiet``/``--json``).
     desc : what runs (``"uts on 4 workers"``).
     file : the stream (default ``sys.stderr``); a live line only if ``file.isatty()``.
-    mininterval : seconds between redraws (``update`` in between only records).
+    mininterval : seconds between redraws (``update`` in between only records; tqdm's
+        ``mininterval``, so also how often its node rate is measured).
     """
 
     def __init__(self, enabled: bool, desc: str = "search", *, file=None,
@@ -121,81 +134,90 @@ class Progress:
         self.enabled = bool(enabled)
         self._bar = None
         self._redirect = contextlib.ExitStack()
-        self._t0 = time.monotonic()
-        self._last_draw = self._t0 if self._plain else float("-inf")
-        self._nodes = 0
+        self._last_plain = time.monotonic()
         self._fields: dict = {}
         self._extra: dict = {}
-        self._rate: float | None = None
-        self._rate_mark = (self._t0, 0)
-        if self.live:
-            from tqdm import tqdm
-            from tqdm.contrib.logging import logging_redirect_tqdm
+        if not self.enabled:
+            return
+        from tqdm import tqdm
 
-            self._bar = tqdm(total=None, file=self.file, bar_format="{desc}", leave=True,
-                             dynamic_ncols=True, mininterval=0, miniters=0)
-            self._redirect.enter_context(logging_redirect_tqdm())
+        self._bar = tqdm(total=None, desc=desc, unit="", unit_scale=True,
+                         smoothing=SMOOTHING, mininterval=mininterval, miniters=0,
+                         file=self.file if self.live else _Nowhere(), leave=True,
+                         dynamic_ncols=self.live, bar_format=self._format())
+        if self.live:
+            self._redirect.enter_context(logging_redirect())
             atexit.register(self.close)
-            self._draw()
+            self._bar.refresh()
 
     # -- the caller's side
     def update(self, nodes: int, **fields) -> None:
-        """Record the latest figures; redraw if ``mininterval`` has passed."""
-        if self._bar is None and not self._plain:
+        """Record the latest figures; tqdm redraws if ``mininterval`` has passed."""
+        bar = self._bar
+        if bar is None:
             return
-        now = time.monotonic()
-        nodes = int(nodes)
-        t_mark, n_mark = self._rate_mark
-        if now - t_mark >= min(self.mininterval, 0.25) and nodes >= n_mark:
-            inst = (nodes - n_mark) / (now - t_mark)
-            # exponential smoothing, as tqdm does (0.3 of the newest interval)
-            self._rate = inst if self._rate is None else 0.3 * inst + 0.7 * self._rate
-            self._rate_mark = (now, nodes)
-        self._nodes = nodes
         for k, v in fields.items():
+            if k in _STATES and v is None:
+                continue
             (self._fields if k in _KNOWN else self._extra)[k] = v
-        if self._plain:
-            if now - self._last_draw >= PLAIN_INTERVAL:
-                self._last_draw = now
-                print(self.line(), file=self.file, flush=True)
-        elif now - self._last_draw >= self.mininterval:
-            self._draw(now)
+        frac = self._fields.get("fraction_done")
+        nodes = int(nodes)
+        # the estimated size of the tree: tqdm's ETA is (total - n) / its node rate
+        bar.total = (nodes / min(max(float(frac), 1e-12), 1.0)
+                     if frac is not None and nodes > 0 else None)
+        bar.bar_format = self._format(nodes)
+        if nodes < bar.n:                     # a rolled-back epoch: fewer nodes than shown
+            bar.n = bar.last_print_n = nodes
+        bar.update(nodes - bar.n)             # tqdm redraws when mininterval has passed
+        if self._plain and time.monotonic() - self._last_plain >= PLAIN_INTERVAL:
+            self._last_plain = time.monotonic()
+            print(self.line(), file=self.file, flush=True)
+
+    def _format(self, nodes: int = 0) -> str:
+        """tqdm's ``bar_format`` for the fields known now: tqdm fills in the count, the
+        rate, the ETA and the elapsed time."""
+        frac = self._fields.get("fraction_done")
+        done = ""
+        if frac is not None:
+            done = "  " + percent_done(frac) + " done"
+            if float(frac) < 1:
+                eta = self._fields.get("eta")
+                done += ", ETA " + ("{remaining}" if eta is None else clock(eta))
+        return ("{desc}: " + count(nodes) + " nodes  {rate_noinv_fmt}"
+                + _braces(fields_text(self._fields, self._extra)) + done + "  {elapsed}")
 
     def write(self, text: str) -> None:
         """A line above the live line (or plainly on the stream when it is off)."""
-        if self._bar is None:
+        if self._bar is None or not self.live:
             print(text, file=self.file)
         else:
             self._bar.write(text, file=self.file)
 
     def line(self) -> str:
         """The text the live line shows now."""
-        return format_line(self.desc, self._nodes, self._rate, time.monotonic() - self._t0,
-                           self._fields, self._extra)
-
-    def _draw(self, now: float | None = None) -> None:
-        self._last_draw = time.monotonic() if now is None else now
-        self._bar.set_description_str(self.line(), refresh=True)
+        if self._bar is None:
+            return ""
+        return str(self._bar).strip()
 
     def close(self) -> None:
         """Draw the last figures and end the line with a newline (idempotent)."""
-        if self._plain:
-            self._plain = False
-            print(self.line(), file=self.file, flush=True)
-            return
         bar, self._bar = self._bar, None
         if bar is None:
             return
         try:
-            self._bar = bar
-            self._draw()
+            if self._plain:
+                self._bar = bar
+                print(self.line(), file=self.file, flush=True)
+                self._bar = None
+            else:
+                bar.refresh()
         finally:
-            self._bar = None
             try:
                 bar.close()             # leave=True: the line stays, a newline follows
             finally:
                 self._redirect.close()
-                atexit.unregister(self.close)
+                if self.live:
+                    atexit.unregister(self.close)
 
     def __enter__(self) -> "Progress":
         return self
@@ -203,3 +225,10 @@ class Progress:
     def __exit__(self, *exc) -> bool:
         self.close()
         return False
+
+
+def logging_redirect():
+    """Log records above the line while it is shown (tqdm's own redirect)."""
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    return logging_redirect_tqdm()

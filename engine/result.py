@@ -124,9 +124,42 @@ class SearchResult:
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.as_dict(), default=json_default, **kwargs)
 
+    def __repr__(self) -> str:
+        """One short line (the whole result: ``str(result)``, ``result.as_dict()``)."""
+        shown = [("problem", self.problem), ("status", self.status)]
+        shown += [(k, getattr(self, k)) for k in ("objective", "bound", "count")
+                  if getattr(self, k) is not None]
+        shown += [("nodes", self.nodes), ("backend", self.backend),
+                  ("search_seconds", round(self.search_seconds, 3))]
+        return "SearchResult(" + ", ".join(f"{k}={v!r}" for k, v in shown) + ")"
+
+    def _repr_html_(self) -> str:
+        """A small table for notebooks (Jupyter calls it)."""
+        from html import escape
+
+        rows = [("status", self.status + (f" ({self.stop_reason})" if self.stop_reason
+                                          and self.stop_reason != self.status else ""))]
+        for k in ("objective", "bound", "count"):
+            if getattr(self, k) is not None:
+                rows.append((k, f"{getattr(self, k):,}"))
+        if self.objective is not None and self.bound is not None:
+            gap = abs(self.bound - self.objective) / max(abs(self.bound), 1)
+            rows.append(("gap", f"{100 * gap:.1f}%"))
+        if self.verified is not None:
+            rows.append(("verified", str(self.verified)))
+        rows += [("nodes", f"{self.nodes:,}"), ("nodes/s", f"{self.nodes_per_second:,.0f}"),
+                 ("backend", f"{self.backend}, {len(self.workers)} worker(s)"),
+                 ("seconds", f"{self.search_seconds:.3f} searching, {self.wall_seconds:.3f} "
+                             "in all")]
+        body = "".join(f"<tr><th style='text-align:left'>{escape(k)}</th>"
+                       f"<td style='text-align:left'>{escape(v)}</td></tr>" for k, v in rows)
+        return (f"<table><caption style='text-align:left'><b>{escape(self.problem)}</b> "
+                f"({escape(self.mode)})</caption>{body}</table>")
+
     def __str__(self) -> str:
         lines = [f"{self.problem} ({self.mode}) on {self.backend}: {self.status}"
-                 + (f" [{self.stop_reason}]" if self.stop_reason and self.status == INTERRUPTED else "")]
+                 + (f" [{self.stop_reason}]" if self.stop_reason and self.status == INTERRUPTED
+                    and self.stop_reason != self.status else "")]
         if self.objective is not None:
             lines.append(f"  objective      {self.objective}"
                          + ("   (verified)" if self.verified else ""))

@@ -65,6 +65,35 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         benchmarks/results/threads.md).  With backend "sequential", or "auto" with no
         place: that many threads in this process (:mod:`stealsearch.engine.lanes`;
         "auto"'s default: the usable cores); the ramp-up's first phase runs one.
+
+    Returns
+    -------
+    SearchResult
+        ``status`` ("optimal", "found", "none", "exhausted" or "interrupted"),
+        ``objective`` and ``bound`` (optimise; equal when optimal), ``count``
+        (enumerate), ``solution`` (decoded, checked by the problem's own verifier:
+        ``verified``), ``nodes``, ``search_seconds``/``wall_seconds``, ``workers`` (one
+        WorkerStats each), ``phases``.  ``str(result)`` is a short report,
+        ``result.as_dict()``/``to_json()`` its JSON (stealsearch/schemas/result.schema.json).
+
+    Examples
+    --------
+    >>> from stealsearch.engine import solve
+    >>> from stealsearch.problems.clique.generators import gnp
+    >>> from stealsearch.problems.clique.problem import CliqueProblem
+    >>> r = solve(CliqueProblem(gnp(60, 0.5, seed=1)), backend="sequential")
+    >>> r.status, r.objective == r.bound, r.verified
+    ('optimal', True, True)
+
+    Cut short by a limit, a result keeps the best clique found and a proven bound:
+
+    >>> r = solve(CliqueProblem(gnp(300, 0.5, seed=1)), backend="sequential", node_limit=1000)
+    >>> r.status, r.stop_reason, r.objective <= r.bound
+    ('interrupted', 'node_limit', True)
+
+    On two Dask workers of a LocalCluster started and closed for it:
+
+    >>> r = solve(CliqueProblem(gnp(300, 0.5, seed=1)), workers=2)   # doctest: +SKIP
     """
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,

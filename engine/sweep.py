@@ -66,7 +66,7 @@ from .tasks import worker_threads
 __all__ = ["GridError", "Grid", "SweepItem", "load_grid", "item_key", "parse_axis",
            "policy_from_settings", "SweepTable", "ItemOutcome", "parse_cell", "decode_cell",
            "read_outcomes", "STATUS_OK", "STATUS_FAILED", "STATUS_TIMEOUT", "ItemTimeout",
-           "run_item", "SweepSummary", "run_sweep", "GridRun", "run_grid"]
+           "run_item", "compile_kinds", "SweepSummary", "run_sweep", "GridRun", "run_grid"]
 
 def _grace(timeout: float) -> float:
     """How long after its timeout a stuck item is abandoned: a search given the timeout
@@ -111,6 +111,34 @@ def _warm_up(fn, ref) -> None:
     if ident not in _WARMED:
         hook()
         _WARMED.add(ident)
+
+
+def compile_kinds(items, note: Callable[[str], None] | None = None) -> float:
+    """Run the ``warmup`` of every item kind in ``items`` once in this process, before
+    any of its items starts; returns the seconds it took.
+
+    Why here, in the client: the kernels are numba functions with ``cache=True`` (and
+    FastProblem's generated drivers, cached on disk too), so compiling them once here
+    leaves them in the on-disk caches, and every worker then *loads* them instead of
+    compiling the same code at once -- on a loaded machine, cold compiles on the workers
+    made small items run past their timeouts.  ``note`` gets one line per kind compiled
+    (the CLI prints it on stderr: a sweep is not silent while this runs)."""
+    t0 = time.perf_counter()
+    seen = set()
+    for item in items:
+        ref = item.ref
+        if (ref if isinstance(ref, str) else id(ref)) in seen:
+            continue
+        seen.add(ref if isinstance(ref, str) else id(ref))
+        fn = import_ref(ref) if isinstance(ref, str) else ref
+        ident = ref if isinstance(ref, str) else f"{fn.__module__}:{fn.__qualname__}"
+        if getattr(fn, "warmup", None) is None or ident in _WARMED:
+            continue
+        if note is not None:
+            note(f"compiling the kernels of {item.kind} once (numba caches them for the "
+                 "workers; a first run takes a while)...")
+        _warm_up(fn, ref)
+    return time.perf_counter() - t0
 
 
 def run_item(ref, params: dict, engine: dict, timeout: float | None = None,
@@ -201,6 +229,10 @@ class SweepSummary:
 
 
 
+def _note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def _bar(total: int, initial: int, desc: str, enabled: bool):
     from tqdm import tqdm
 
@@ -251,6 +283,13 @@ def run_sweep(grid: Grid, out_dir: str | os.PathLike, *, client=None, progress: 
         commit = git_commit()
         if progress is None:
             progress = sys.stderr.isatty()
+        # the kernels of each kind compiled here, before its items start (see
+        # compile_kinds); a kind whose warm-up fails is left to its items' rows
+        try:
+            compile_kinds(todo, _note if progress else None)
+        except Exception as exc:  # noqa: BLE001 - a failing item is a row, not the sweep's end
+            if progress:
+                _note(f"compiling the kernels failed ({_one_line(exc)}); the items will say why")
         bar = _bar(summary.total, summary.done_before, grid.name, progress)
         watch = _SweepWatch(client, grid.name, summary, len(todo))
 

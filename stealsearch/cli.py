@@ -91,6 +91,12 @@ def _register_resume(sub) -> None:
                    help="resume a checkpoint that your key did not sign (another user's or "
                         "machine's, or edited): its stored command is still checked, and "
                         "it is still never unpickled here")
+    # how it reports, as for a new search (replacing the stored command's own)
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("--progress", action="store_true",
+                      help="the live line even when stderr is not a terminal")
+    talk.add_argument("--quiet", action="store_true", help="no live line, no notes")
     p.set_defaults(func=_run_resume)
 
 
@@ -159,6 +165,9 @@ def _run_resume(args) -> int:
         check_signed(args.dir, manifest, "resume it with --trust")
     parser = build_parser()
     new = _strip(validated_command(args.dir, list(argv), parser))
+    output = [f"--{f}" for f in ("json", "quiet", "progress") if getattr(args, f, False)]
+    if output:          # the reporting asked for now replaces the stored command's
+        new = [a for a in new if a not in ("--json", "--quiet", "--progress")] + output
     for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
                  "connect_timeout", "wait_workers"):
         value = getattr(args, flag)

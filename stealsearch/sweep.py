@@ -61,6 +61,12 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def sweep_status(summary) -> str:
+    """The one status vocabulary (stealsearch/schemas/README.md): ``complete`` when every
+    item of the grid has a row, else ``interrupted`` (a limit, a time limit, Ctrl-C)."""
+    return "complete" if summary.remaining == 0 and not summary.interrupted else "interrupted"
+
+
 def run(args) -> int:
     from stealsearch.engine.sweep import load_grid, run_sweep
 
@@ -99,7 +105,9 @@ def run(args) -> int:
     if not args.out:
         summary.table, summary.parquet = None, None          # gone with the folder
     if args.json:
-        out = summary.as_dict()
+        out = {"status": sweep_status(summary), **summary.as_dict()}
+        if not args.out:     # no table is kept: the rows of this run are the results
+            out["rows"] = written
         out["failures"] = [{"key": k, "kind": kind, "status": st, "error": e}
                            for k, kind, st, e in summary.failures]
         print_json(out)

@@ -221,7 +221,9 @@ class DaskTransport(Transport):
 
     def _show(self, loop, base: int, peers: list[str]):
         """The live line and the dashboard from rank 0's progress snapshot."""
-        sense = loop.problem.objective_sense
+        def _done(loop, a):         # its nodes in the committed epochs
+            st = loop.stats.get(a)
+            return 0 if st is None else st.nodes
 
         def show(snap):
             local = snap.get("local") or [None] * len(peers)
@@ -231,9 +233,11 @@ class DaskTransport(Transport):
                                     workers=len(peers), idle_workers=n_idle)
             self.watch.update({"time": time.time(), "nodes": base + snap["nodes"],
                                "steals": snap["steals"],
-                               "incumbent": None if snap["best"] is None else sense * snap["best"],
+                               "incumbent": loop.live.incumbent, "bound": loop.live.bound,
                                "fraction_done": frac, "idle_workers": n_idle,
-                               "workers": {a: {"nodes": n, "shared": sh, "stack": lo, "idle": i}
+                               # per worker: its nodes over the whole search
+                               "workers": {a: {"nodes": n + _done(loop, a), "shared": sh,
+                                               "stack": lo, "idle": i}
                                            for a, n, sh, lo, i in
                                            zip(peers, snap["per_worker"], snap["shared"],
                                                local, idle)}})
@@ -280,7 +284,11 @@ class DaskTransport(Transport):
         reason = loop.stop_reason
         if self.watch is not None:
             self.watch.close("interrupted" if reason in ("interrupted", "time_limit", "node_limit")
-                             else "done" if reason is not None else "failed")
+                             else "done" if reason is not None else "failed",
+                             self.watch.last(nodes=loop.cut.nodes, incumbent=loop.live.incumbent,
+                                             bound=loop.live.bound,
+                                             **({"fraction_done": 1.0}
+                                                if reason == "complete" else {})))
         if not loop.clock.started and self.loading:
             try:    # a short first epoch can end before its loads' replies were read
                 self.shipper.harvest()

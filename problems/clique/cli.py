@@ -58,6 +58,8 @@ def register(subparsers) -> None:
                         "greedy, then the AMTS tabu search -- for the MCS-family bounds, none "
                         "for the seed's)")
     add_backend_arguments(p)
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the result (the --json object, the clique included) to FILE")
     p.set_defaults(func=run_clique)
 
     d = subparsers.add_parser("design", help="find a t-(v,k,1) design as a maximum clique (seed §1.2)")
@@ -129,6 +131,10 @@ def _check_optimal_is_maximal(graph, result) -> None:
 def run_clique(args) -> int:
     if args.k is not None and args.mode != "decide":
         raise CliqueInputError("--k applies to --mode decide only")
+    if args.out:
+        from stealsearch.engine.inputs import check_output_path
+
+        check_output_path(args.out, CliqueInputError)          # before the search
     graph = _load_graph(args)
     problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound, order=args.order,
                             heuristic=args.heuristic)
@@ -145,6 +151,16 @@ def run_clique(args) -> int:
                         result.status, "clique")
             lines.append(f"  solution       {' '.join(map(str, result.solution))}  "
                          f"({what}, {size} vertices)")
+    if args.out:
+        import json
+
+        from stealsearch.engine.commandline import finite_json
+        from stealsearch.engine.inputs import write_output_text
+        from stealsearch.engine.result import json_default
+
+        write_output_text(args.out, json.dumps(finite_json(result_json(result, **extra)),
+                                               indent=2, default=json_default,
+                                               allow_nan=False) + "\n", CliqueInputError)
     _report(result, extra, args, lines)
     return 0
 

@@ -34,7 +34,8 @@ import argparse
 import time
 
 from stealsearch.engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
-                                positive_int, print_json, seed_int)
+                                positive_int, print_json, seed_int,
+                                add_file_or_subcommands)
 
 from .model import CommTableError
 
@@ -47,14 +48,10 @@ def register(subparsers) -> None:
                     "T+T^T with the paper's seeded random tie-break), score every partition "
                     "with F_G, D_G and G_c = F_G/D_G, report the best one. "
                     "'commclust sweep ...' runs many tie-break seeds as Dask tasks.")
-    p.add_argument("sources", nargs="*", metavar="FILE",
-                   help="table file (.csv, .npy, .trace); or 'sweep' followed by files")
-    p.add_argument("--example", action="append", default=[], metavar="NAME",
-                   help="built-in table: cg8 (= the paper's Table 1), cgN, isN, epN, randomN")
-    p.add_argument("--seed", "--example-seed", dest="seed", type=seed_int, default=0,
-                   metavar="S", help="instance seed of the generated isN/epN/randomN examples")
-    p.add_argument("--format", choices=("csv", "npy", "trace"), default=None,
-                   help="input format (from the extension when absent; unknown -> csv)")
+    subs = add_file_or_subcommands(p, "sweep_target", "FILE|sweep",
+                                   "table file (.csv, .npy, .trace; a file named 'sweep': "
+                                   "./sweep), or the sub-command 'sweep' (its own --help)")
+    _table_arguments(p)
     p.add_argument("--tie-seed", type=seed_int, default=0, metavar="S",
                    help="tie-break seed: random order of the processes")
     p.add_argument("--groups", default=None, metavar="SIZES",
@@ -65,15 +62,34 @@ def register(subparsers) -> None:
                    help="write the dendrogram figure (scipy) here (none when absent)")
     p.add_argument("--dendrogram", action="store_true",
                    help="print every partition (Table 2 style); default only when N <= 32")
-    p.add_argument("--tie-seeds", type=positive_int, default=16, metavar="K",
-                   help="sweep: number of tie-break seeds")
-    p.add_argument("--first-tie-seed", type=seed_int, default=0, metavar="S",
-                   help="sweep: tie-break seeds S..S+K-1")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="sweep: the folder of the sweep's table (a re-run resumes; none when "
-                        "absent)")
     add_backend_arguments(p, policy=False, node_limit=False, what="the sweep")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, sources=[])
+
+    g = subs.add_parser(
+        "sweep", help="the best partition's stability over tie-break seeds, as Dask tasks",
+        description="Cluster every table named once per tie-break seed (S..S+K-1) through "
+                    "the sweep runner (one item per table and seed, as Dask tasks) and report "
+                    "how often the best partition changes.")
+    g.add_argument("sources", nargs="*", metavar="FILE", help="table files (.csv, .npy, .trace)")
+    _table_arguments(g)
+    g.add_argument("--tie-seeds", type=positive_int, default=16, metavar="K",
+                   help="number of tie-break seeds")
+    g.add_argument("--first-tie-seed", type=seed_int, default=0, metavar="S",
+                   help="tie-break seeds S..S+K-1")
+    g.add_argument("--out", default=None, metavar="DIR",
+                   help="the folder of the sweep's table (a re-run resumes; none when absent)")
+    add_backend_arguments(g, policy=False, node_limit=False, what="the sweep")
+    g.set_defaults(func=run, sweep_target="sweep")
+
+
+def _table_arguments(p) -> None:
+    """The flags that name the tables (a single run's and a sweep's)."""
+    p.add_argument("--example", action="append", default=[], metavar="NAME",
+                   help="built-in table: cg8 (= the paper's Table 1), cgN, isN, epN, randomN")
+    p.add_argument("--seed", "--example-seed", dest="seed", type=seed_int, default=0,
+                   metavar="S", help="instance seed of the generated isN/epN/randomN examples")
+    p.add_argument("--format", choices=("csv", "npy", "trace"), default=None,
+                   help="input format (from the extension when absent; unknown -> csv)")
 
 
 def _load_sources(args, allow_many: bool) -> dict:
@@ -99,9 +115,10 @@ def _load_sources(args, allow_many: bool) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.sources and args.sources[0] == "sweep":
-        args.sources = args.sources[1:]
+    if args.sweep_target == "sweep":
         return _run_sweep(args)
+    if args.sweep_target is not None:          # the single run's FILE
+        args.sources = [args.sweep_target]
     return _run_single(args)
 
 
@@ -126,9 +143,6 @@ def _run_single(args) -> int:
         raise CommTableError("a single table runs in this process (a polynomial algorithm); "
                              "--workers, --scheduler, --cluster-config and --time-limit apply "
                              "to 'commclust sweep'")
-    if args.tie_seeds != 16 or args.first_tie_seed or args.out:
-        raise CommTableError("--tie-seeds, --first-tie-seed and --out apply to 'commclust "
-                             "sweep'; a single run takes --tie-seed")
     for path in (args.plot, args.dendrogram_plot):
         check_plot_path(path, CommTableError)
     [(label, table)] = _load_sources(args, allow_many=False).items()
@@ -143,7 +157,7 @@ def _run_single(args) -> int:
         plot_gc(curve, args.plot, title=f"{label}: G_c per partition (N = {dend.n})", best=best)
     if args.dendrogram_plot:
         plot_dendrogram(dend, args.dendrogram_plot, title=f"{label}: dendrogram (tie-break seed {args.tie_seed})")
-    out = public(result)
+    out = {"status": "complete", **public(result)}
     out["table"] = label
     out["wall_seconds"] = time.perf_counter() - start
     if args.json:

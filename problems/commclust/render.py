@@ -88,12 +88,17 @@ def plot_dendrogram(dendrogram: Dendrogram, path: str, title: str = "") -> None:
 
     z = dendrogram.linkage_matrix()
     n = dendrogram.n
-    fig, ax = plt.subplots(figsize=(min(12, 3 + 0.12 * n), 3.8), dpi=90)
+    width = max(5.0, min(12.0, 3 + 0.12 * n))
+    fig, ax = plt.subplots(figsize=(width, 3.8), dpi=90)
     scipy_dendrogram(z, ax=ax, no_labels=n > 128, leaf_font_size=8 if n <= 32 else 5,
                      color_threshold=0)
     ax.set_ylabel("$f_1 - f$ (eq. 1)")
     ax.set_xlabel("process")
-    ax.set_title(title or "Dendrogram", fontsize=10)
+    # a long title (a file's path) wrapped to the figure's width, never clipped
+    import textwrap
+
+    ax.set_title("\n".join(textwrap.wrap(title or "Dendrogram", width=int(width * 11))),
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -29,7 +29,7 @@ import sys
 import time
 
 from stealsearch.engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
-                                non_negative_float, positive_int, print_json, run_tasks,
+                                non_negative_float, positive_int, print_json, run_tasks, add_file_or_subcommands,
                                 seed_int)
 from stealsearch.engine.inputs import check_output_dir, check_output_path
 
@@ -45,32 +45,42 @@ def register(subparsers) -> None:
         "hrel", help="h-relation schedules with forwarding (seed 001)",
         description="Schedule an h-relation (direct 3/2, forwarding 6/5, regular, weighted, "
                     "baselines) and verify it; or sweep random instances as Dask tasks.")
-    p.add_argument("target", nargs="?", metavar="FILE|sweep",
-                   help="message matrix (.csv, .npy, .json), or 'sweep'")
+    subs = add_file_or_subcommands(p, "target", "FILE|sweep",
+                                   "message matrix (.csv, .npy, .json; a file named 'sweep': "
+                                   "./sweep), or the sub-command 'sweep' (its own --help)")
     p.add_argument("--random", nargs=2, type=int, metavar=("P", "H"),
                    help="a random instance with P PEs and maximum load H")
-    p.add_argument("--seed", type=seed_int, default=0,
-                   help="instance seed of --random (a sweep uses seeds S..S+K-1)")
+    p.add_argument("--seed", type=seed_int, default=0, help="instance seed of --random")
     p.add_argument("--skew", type=non_negative_float, default=0.0,
                    help="log-normal sigma of --random message lengths (0 = uniform)")
     p.add_argument("--algorithm", default="forwarding", choices=CHOICES,
                    help="which scheduler; 'all' runs every one")
-    p.add_argument("--out", metavar="FILE|DIR",
-                   help="write the schedule (JSON); with 'all' the shortest.  With 'sweep': "
-                        "the folder of the sweep's table (a re-run resumes)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write the schedule (JSON); with 'all' the shortest")
     p.add_argument("--no-verify", action="store_true", help="skip the independent verifier")
     add_backend_arguments(p, policy=False, node_limit=False, what="the algorithms")
-    g = p.add_argument_group("sweep (target 'sweep')")
+    p.set_defaults(func=run)
+
+    g = subs.add_parser(
+        "sweep", help="sweep random instances (P, h, skew, seeds) as Dask tasks",
+        description="Schedule random h-relations over a grid of P, h, skews and seeds with "
+                    "every algorithm named, through the sweep runner (one item per instance, "
+                    "as Dask tasks), and report length/h per algorithm.")
     g.add_argument("--P", dest="sweep_P", default="8,16,32,64,65", help="PE counts (comma list)")
     g.add_argument("--h", dest="sweep_h", default="16,64", help="maximum loads (comma list)")
     g.add_argument("--skews", default="0,1.5", help="message-length skews (comma list)")
+    g.add_argument("--seed", type=seed_int, default=0, help="the first instance seed S")
     g.add_argument("--seeds", type=positive_int, default=2,
-                   help="random instances per grid point")
+                   help="random instances per grid point (seeds S..S+K-1)")
     g.add_argument("--algorithms", default="direct,forwarding,regular,weighted,naive,two-phase",
                    help="algorithms to compare (comma list)")
     g.add_argument("--plot", default=None, metavar="PNG",
                    help="write the sweep's figure here (none when absent)")
-    p.set_defaults(func=run)
+    g.add_argument("--out", metavar="DIR",
+                   help="the folder of the sweep's table (a re-run resumes; none when absent)")
+    g.add_argument("--no-verify", action="store_true", help="skip the independent verifier")
+    add_backend_arguments(g, policy=False, node_limit=False, what="the sweep")
+    g.set_defaults(func=run, target="sweep")
 
 
 def _place_named(args) -> bool:
@@ -80,11 +90,6 @@ def _place_named(args) -> bool:
 def run(args: argparse.Namespace) -> int:
     if args.target == "sweep":
         return _run_sweep(args)
-    for flag, value in (("--plot", args.plot), ("--P", args.sweep_P != "8,16,32,64,65"),
-                        ("--h", args.sweep_h != "16,64"), ("--skews", args.skews != "0,1.5"),
-                        ("--seeds", args.seeds != 2)):
-        if value:
-            raise HRelationInputError(f"{flag} applies to 'hrel sweep' only")
     if args.random and args.target:
         raise HRelationInputError("give a FILE or --random P H, not both")
     if not args.random and (args.seed or args.skew):

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 
 from stealsearch.engine.commandline import (add_backend_arguments, check_workers, client_from_args,
-                                cluster_options,
+                                cluster_options, finite_json,
                                 policy_from_args, print_json, result_json, show_progress)
+from stealsearch.engine.inputs import check_output_path, write_output_text
+from stealsearch.engine.result import json_default
 
 from .model import LiquidInputError
 
@@ -75,6 +78,8 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
                    help="no anchor symmetry breaking (the paper's tree exactly)")
     p.add_argument("--no-colouring", action="store_true",
                    help="do not search the optimal schedule when no liquid schedule exists")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the result (the --json object, schedule included) to FILE")
 
 
 @contextlib.contextmanager
@@ -102,24 +107,29 @@ def _backend(args):
 def _schedule_and_report(traffic, args) -> int:
     from .problem import schedule_traffic
 
+    if args.out:
+        check_output_path(args.out, LiquidInputError)      # before the search, not after
     with _backend(args) as kw:
         r = schedule_traffic(traffic, colour_if_not_liquid=not args.no_colouring,
                              anchor=not args.plain_tree, **kw)
     labels = traffic.labels()
+    # the liquid search's engine result at the top (the one schema), liquid keys beside it
+    out = dict(r["search"])
+    out["n_workers"] = len(out.get("workers") or [])
+    renamed = {"status": "liquid_status", "nodes": "total_nodes",
+               "wall_seconds": "total_wall_seconds", "search_seconds": None}
+    for k, v in r.items():
+        if k in ("search", "name"):
+            continue
+        key = renamed.get(k, k)
+        if key is not None:
+            out[key] = v
+    out["traffic"] = traffic.name
+    out["transfer_labels"] = labels
+    if args.out:
+        write_output_text(args.out, json.dumps(finite_json(out), indent=2, default=json_default,
+                                               allow_nan=False) + "\n", LiquidInputError)
     if args.json:
-        # the liquid search's engine result at the top (the one schema), liquid keys beside it
-        out = dict(r["search"])
-        out["n_workers"] = len(out.get("workers") or [])
-        renamed = {"status": "liquid_status", "nodes": "total_nodes",
-                   "wall_seconds": "total_wall_seconds", "search_seconds": None}
-        for k, v in r.items():
-            if k in ("search", "name"):
-                continue
-            key = renamed.get(k, k)
-            if key is not None:
-                out[key] = v
-        out["traffic"] = traffic.name
-        out["transfer_labels"] = labels
         print_json(out)
         return 0
     lt = r["liquid_throughput"]
@@ -219,7 +229,9 @@ def run_study_cmd(args) -> int:
                            progress=show_progress(args))
     s = result["summary"]
     if args.json:
-        print_json(result if args.limit else {"summary": s, "rows": result["rows"]})
+        status = "interrupted" if s.get("interrupted") else "complete"
+        print_json({"status": status, **result} if args.limit
+                   else {"status": status, "summary": s, "rows": result["rows"]})
         return 1 if s["failed"] else 0
     print(f"Swiss-T1 study: {s['classes']} classes of equal (nodes, liquid throughput), "
           f"{s['items']} of {s['items_planned']} searched"

@@ -27,7 +27,8 @@ from __future__ import annotations
 import time
 
 from stealsearch.engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
-                                positive_int, print_json, seed_int)
+                                positive_int, print_json, seed_int,
+                                add_file_or_subcommands)
 from stealsearch.engine.inputs import check_output_dir, check_output_path
 
 from .model import TwoLevelInputError
@@ -44,14 +45,15 @@ def register(subparsers) -> None:
                     "2LVDSOPT (Colin & Nakechbandi) and verify the schedule. FILE is a JSON "
                     "instance or a tasks CSV (with --arcs); the word 'sweep' runs a sweep of "
                     "random instances as Dask tasks.")
-    p.add_argument("target", nargs="?", metavar="FILE|sweep",
-                   help="instance file (.json, or tasks .csv with --arcs), or 'sweep'")
+    subs = add_file_or_subcommands(p, "target", "FILE|sweep",
+                                   "instance file (.json, or tasks .csv with --arcs; a file "
+                                   "named 'sweep': ./sweep), or the sub-command 'sweep' (its "
+                                   "own --help)")
     p.add_argument("--arcs", metavar="ARCS.csv", help="arcs CSV (from,to,c1,c2) for a tasks CSV")
     p.add_argument("--random", type=int, metavar="N", help="a random DAG of N tasks")
     p.add_argument("--kind", default="layered", choices=("layered", "sp", "forkjoin"),
                    help="shape of the random DAG")
-    p.add_argument("--seed", type=seed_int, default=0,
-                   help="instance seed of --random (a sweep uses seeds S..S+K-1)")
+    p.add_argument("--seed", type=seed_int, default=0, help="instance seed of --random")
     p.add_argument("--table1", action="store_true",
                    help="the 16-task DAG rebuilt from the paper's Table 1")
     p.add_argument("--one-cluster", action="store_true",
@@ -59,14 +61,23 @@ def register(subparsers) -> None:
     p.add_argument("--full", action="store_true", help="with --json: include the whole schedule")
     p.add_argument("--plot", "--gantt", dest="plot", metavar="OUT.png",
                    help="write the Gantt chart here (small schedules)")
-    p.add_argument("--out", "--schedule-out", dest="out", metavar="OUT.json|DIR",
-                   help="write the schedule as JSON here; with 'sweep': the folder of the "
-                        "sweep's table (a re-run resumes)")
+    p.add_argument("--out", "--schedule-out", dest="out", metavar="OUT.json",
+                   help="write the schedule as JSON here")
     p.add_argument("--save-instance", metavar="OUT.json", help="write the instance as JSON here")
     p.add_argument("--check", metavar="SCHEDULE.json",
                    help="do not schedule: verify this schedule (--schedule-out format) "
                         "against the instance")
-    g = p.add_argument_group("sweep (FILE = sweep)")
+    add_backend_arguments(p, policy=False, node_limit=False, what="the scheduler")
+    p.set_defaults(func=run)
+
+    g = subs.add_parser(
+        "sweep", help="sweep random DAGs (kinds, sizes, seeds, c(2)) as Dask tasks",
+        description="Schedule random DAGs of every kind and size named with 2LVDSOPT, "
+                    "through the sweep runner (one item per DAG, as Dask tasks), verify each "
+                    "schedule and report one table row per (kind, size).")
+    g.add_argument("--seed", type=seed_int, default=0, help="the first instance seed S")
+    g.add_argument("--out", metavar="DIR",
+                   help="the folder of the sweep's table (a re-run resumes; none when absent)")
     g.add_argument("--kinds", default="layered,sp,forkjoin", help="DAG kinds, comma-separated")
     g.add_argument("--sizes", default="100,1000", help="task counts, comma-separated")
     g.add_argument("--seeds", type=positive_int, default=5, metavar="K",
@@ -74,8 +85,8 @@ def register(subparsers) -> None:
     g.add_argument("--c2-extra", default="10", metavar="X,..",
                    help="c(2) drawn as c(1) + U{0..X} (before clipping to (2)-(3)); "
                         "comma-separated values are swept")
-    add_backend_arguments(p, policy=False, node_limit=False, what="the sweep")
-    p.set_defaults(func=run)
+    add_backend_arguments(g, policy=False, node_limit=False, what="the sweep")
+    g.set_defaults(func=run, target="sweep")
 
 
 def run(args) -> int:
@@ -119,11 +130,6 @@ def _run_one(args) -> int:
     if args.full and not args.json:
         raise TwoLevelInputError("--full adds the schedule to the --json output: give --json "
                                  "(or --out FILE to save the schedule)")
-    for flag, value in (("--kinds", args.kinds != "layered,sp,forkjoin"),
-                        ("--sizes", args.sizes != "100,1000"), ("--seeds", args.seeds != 5),
-                        ("--c2-extra", args.c2_extra != "10")):
-        if value:
-            raise TwoLevelInputError(f"{flag} applies to 'twolevel sweep' only")
     if args.seed and args.random is None:
         raise TwoLevelInputError("--seed applies to --random N (and sweeps) only")
     check_plot_path(args.plot, TwoLevelInputError)
@@ -155,6 +161,7 @@ def _run_one(args) -> int:
            "verified": rep.feasible, "at_lower_bound": rep.optimal,
            "verifier_lower_bound": rep.lower_bound, "errors": rep.errors,
            "wall_seconds": wall, "verify_seconds": verify_wall, "timings": sched.timings}
+    out = {"status": "complete", **out}
     if args.json:
         if args.full:
             out["schedule"] = sched.to_dict()
@@ -200,6 +207,7 @@ def _check(inst, args) -> int:
     out = {"instance": inst.source, "schedule": args.check, **rep.to_dict(),
            "verified": rep.feasible, "copies": int(len(sched.copy_task)),
            "messages": int(len(sched.msg_task)), "wall_seconds": wall}
+    out = {"status": "complete", **out}
     if args.json:
         print_json(out)
     else:

@@ -79,14 +79,41 @@ def test_engine_result_json_follows_the_schema(capsys, argv):
     assert obj["n_workers"] == len(obj["workers"])
 
 
+#: the schema of each command's own JSON (stealsearch/schemas/NAME.schema.json)
+OTHER_SCHEMAS = {("hrel", "--random"): "hrel", ("hrel", "sweep"): "hrel_sweep",
+                 ("commclust", "--example"): "commclust", ("commclust", "sweep"): "commclust_sweep",
+                 ("twolevel", "--table1"): "twolevel", ("twolevel", "sweep"): "twolevel_sweep",
+                 ("liquid", "t1-study"): "liquid_t1_study", ("sweep",): "sweep",
+                 ("reproduce",): "reproduce"}
+#: the one status vocabulary: an engine search's, and complete/interrupted for the others
+STATUSES = {"optimal", "found", "none", "exhausted", "interrupted", "complete"}
+
+
+def schema_of(argv) -> dict:
+    name = OTHER_SCHEMAS.get(tuple(argv[:2])) or OTHER_SCHEMAS[tuple(argv[:1])]
+    return json.loads((ROOT / "stealsearch" / "schemas" / f"{name}.schema.json").read_text())
+
+
 @pytest.mark.parametrize("argv", OTHER_COMMANDS, ids=lambda a: " ".join(a[:3]))
-def test_other_json_is_strict(capsys, argv, tmp_path):
+def test_other_json_follows_its_schema(capsys, argv, tmp_path):
     argv = [str(tmp_path) if a == "{tmp}" else a for a in argv]
     code = main(argv + ["--json"])
     out = capsys.readouterr().out
     assert code == 0
-    obj = _strict(out)
-    assert isinstance(obj, dict)
+    schema = schema_of(argv)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for line in out.strip().splitlines() if argv[0] == "reproduce" else [out]:
+        obj = _strict(line)
+        jsonschema.validate(obj, schema)
+        assert obj["status"] in STATUSES
+        if argv[0] == "sweep":       # no --out: the rows of this run are in the object
+            assert len(obj["rows"]) == obj["ran"] and obj["rows"][0]["status"] == "ok"
+
+
+def test_every_schema_status_is_of_the_one_vocabulary():
+    for path in (ROOT / "stealsearch" / "schemas").glob("*.schema.json"):
+        status = json.loads(path.read_text())["properties"]["status"]
+        assert set(status["enum"]) <= STATUSES, path.name
 
 
 def test_schema_rejects_a_result_without_the_engine_keys():

@@ -1,4 +1,5 @@
-"""The search page on the scheduler's dashboard: snapshots in, figures out (real HTTP)."""
+"""The search panel of the Dask dashboard: snapshots in, figures out (real HTTP; the
+bokeh panel built and updated without a browser; in a browser: test_page_browser.py)."""
 import json
 import urllib.request
 
@@ -65,11 +66,68 @@ def test_two_snapshots_show_on_the_json_and_the_page(cluster4):
     assert s["series"] == {"t": [0.0, 2.0], "nodes": [1000, 5000], "steals": [2, 7],
                            "incumbent": [10, 12], "bound": [20, 15],
                            "fraction_done": [None, None]}
+    assert s["gap"] == pytest.approx(3 / 15)
     status, ctype, html = get(base)
     assert status == 200 and ctype.startswith("text/html")
-    assert "s-test" in html and "<script" in html    # the figures are in the page at once
-    assert "<b>on</b>" not in html                   # the label is data, not markup
-    assert "src=" not in html and "<link" not in html   # nothing fetched from elsewhere
+    assert "Dask" in html and "bokeh" in html.lower()   # a bokeh document of the dashboard
+    assert 'href="stealsearch"' in html                 # in the navigation bar
+    # every Dask page links to it
+    status, _, status_page = get(base.rsplit("/", 1)[0] + "/status")
+    assert status == 200 and 'href="stealsearch"' in status_page
+
+
+def test_incumbent_and_bound_are_states():
+    """A snapshot without them keeps the last values: the best so far, the last bound."""
+    state = monitor.MonitorState()
+    state.add_search("k", {"time": 1.0, "nodes": 10, "incumbent": 14, "bound": 20})
+    state.add_search("k", {"time": 2.0, "nodes": 20, "incumbent": None})
+    state.add_search("k", {"time": 3.0, "nodes": 30, "incumbent": 15, "bound": 18})
+    s = state.as_json()["searches"][0]
+    assert s["series"]["incumbent"] == [14, 14, 15] and s["series"]["bound"] == [20, 20, 18]
+    assert (s["incumbent"], s["bound"]) == (15, 18) and s["gap"] == pytest.approx(3 / 18)
+
+
+def test_the_panel_draws_the_state():
+    from stealsearch.engine.monitor_page import SearchPanel
+
+    state = monitor.MonitorState()
+    w = ["tcp://127.0.0.1:1", "tcp://127.0.0.1:2"]
+    state.add_search("p", {"time": 5.0, "nodes": 1000, "incumbent": 30, "bound": 40,
+                           "label": "clique <b>on</b> 2 workers", "fraction_done": 0.2,
+                           "workers": {w[0]: {"nodes": 600, "local": 3, "shared": 1},
+                                       w[1]: {"nodes": 400, "local": 0, "shared": 0,
+                                              "idle": True}}})
+    state.add_search("p", {"time": 7.0, "nodes": 3000, "incumbent": 31, "bound": 34,
+                           "fraction_done": 0.5, "idle_workers": 1,
+                           "workers": {w[0]: {"nodes": 2000, "idle": False},
+                                       w[1]: {"nodes": 1000, "idle": True}}})
+    state.add_sweep("g", {"name": "grid", "total": 8, "done": 3, "ok": 3})
+    panel = SearchPanel(state.as_json)
+    panel.update()
+    head = panel.head.text
+    assert "clique &lt;b&gt;on&lt;/b&gt; 2 workers" in head   # the label is data, not markup
+    for cls, shown in (("ss-incumbent", "31"), ("ss-bound", "34"), ("ss-gap", "8.8%"),
+                       ("ss-done", "~50%"), ("ss-nodes", "3000"), ("ss-workers", "1 busy, 1 idle")):
+        assert f'class="{cls}" style="font-size:18px">{shown}<' in head, (cls, head)
+    assert panel.series.data["t"] == [0.0, 2.0]
+    assert panel.series.data["incumbent"] == [30, 31] and panel.series.data["bound"] == [40, 34]
+    assert panel.workers.data["nodes"] == [2000, 1000]          # totals, per worker
+    assert panel.workers.data["state"] == ["busy", "idle"]
+    assert ">2000<" in panel.worker_table.text and ">idle<" in panel.worker_table.text
+    assert list(panel.worker_fig.y_range.factors) == ["127.0.0.1:1", "127.0.0.1:2"]
+    assert panel.progress_src.data["right"] == [50.0]
+    assert "~50%" in panel.progress.title.text and "ETA" in panel.progress.title.text
+    assert panel.sweeps.data["name"] == ["grid"] and panel.sweeps.data["done"] == ["3"]
+    assert ">grid<" in panel.sweep_table.text
+    # axes with labels (the old page had none)
+    assert panel.nodes_fig.xaxis[0].axis_label.startswith("seconds")
+    assert panel.value_fig.yaxis[0].axis_label == "objective"
+    # choosing a search
+    state.add_search("q", {"time": 8.0, "nodes": 5, "label": "second"})
+    panel.update()
+    assert "second" in panel.head.text                        # the newest by default
+    panel.select.value = "p"
+    assert "clique" in panel.head.text
 
 
 def test_history_is_bounded():
@@ -120,6 +178,3 @@ def test_estimate_and_per_worker_portions_and_idle_flags():
     state.add_search("e", {"time": 13.0, "nodes": 3100, "fraction_done": 7, "eta": 4.5})
     s = state.as_json()["searches"][0]
     assert s["fraction_done"] == 1.0 and s["eta"] == 4.5          # clipped; given ETA kept
-    html = monitor.page_html(state.as_json())
-    for piece in ("workerTable", "ETA", "estimated fraction done", '"idle"'):
-        assert piece in html

@@ -1,10 +1,11 @@
-"""The live line: fields, no output off a terminal, a final newline, logs above it."""
+"""The live line: fields, no output off a terminal, a final newline, logs above it;
+tqdm keeps the count, the rate and the ETA; the incumbent and bound stay once known."""
 import io
 import logging
 
 import pytest
 
-from stealsearch.engine.progress import Progress, format_line, gap
+from stealsearch.engine.progress import Progress, fields_text, gap
 
 
 class FakeTTY(io.StringIO):
@@ -30,6 +31,7 @@ def test_fields_and_final_newline():
     assert text.endswith("\n")
     shown = last_line(text)
     assert shown.startswith("clique on 4 workers: 2.5M nodes")
+    assert shown.endswith("00:00")                # tqdm's elapsed time
     for piece in ("/s", "best 31", "bound 34", "gap 8.8%", "steals 1.2k", "idle 0/4",
                   "~25% done, ETA "):
         assert piece in shown, (piece, shown)
@@ -80,5 +82,59 @@ def test_log_records_go_above_the_line():
 
 
 def test_format_without_optional_fields():
-    assert format_line("s", 5, None, 0.0, {}, {"best": 3}) == "s: 5 nodes  best=3  0:00"
+    assert fields_text({}, {"best": 3}) == "  best=3"
+    assert fields_text({"incumbent": 9}, {}) == "  best 9"
     assert gap(None, 4) is None and gap(9, 10) == pytest.approx(0.1)
+
+
+def test_incumbent_and_bound_stay_until_a_new_value():
+    """A transport that has nothing new passes None: the line keeps the best so far."""
+    out = FakeTTY()
+    bar = Progress(True, desc="clique", file=out, mininterval=0)
+    bar.update(10, incumbent=14, bound=20)
+    bar.update(20, incumbent=None, bound=None, steals=2)
+    assert "best 14  bound 20  gap 30.0%" in bar.line()
+    bar.update(30, incumbent=15)
+    assert "best 15  bound 20  gap 25.0%" in bar.line()
+    bar.close()
+
+
+def test_rate_and_eta_are_tqdms():
+    """The rate is tqdm's smoothed node rate, the ETA tqdm's remaining time with the
+    estimated tree size (nodes / fraction done) as its total (on tqdm's own clock)."""
+    now = [100.0]
+    out = FakeTTY()
+    bar = Progress(True, desc="uts", file=out, mininterval=0)
+    bar._bar._time = lambda: now[0]
+    bar._bar.start_t = bar._bar.last_print_t = 100.0
+    now[0] = 110.0
+    bar.update(1000)                       # 100 nodes/s
+    now[0] = 120.0
+    bar.update(2000, fraction_done=0.5)    # 100 nodes/s; 2000 of ~4000 nodes
+    assert bar._bar.total == 4000
+    line = bar.line()
+    assert line == "uts: 2k nodes  100/s  ~50% done, ETA 00:20  00:20", line
+    bar.close()
+
+
+@pytest.mark.parametrize("transport", ["sequential", "lanes"])
+def test_the_line_shows_the_incumbent_and_bound_the_result_reports(transport):
+    """Every backend's loop keeps the best so far and the proven bound of its last cut:
+    a search cut short by its node limit ends with the line showing the result's."""
+    from stealsearch.engine.lanes import Lanes
+    from stealsearch.engine.loop import EpochLoop
+    from stealsearch.engine.sequential import OneStack
+    from stealsearch.problems.clique.generators import gnp
+    from stealsearch.problems.clique.problem import CliqueProblem
+
+    problem = CliqueProblem(gnp(250, 0.5, seed=2))
+    t = OneStack(problem) if transport == "sequential" else Lanes(2)
+    loop = EpochLoop(problem, t, node_limit=3000)
+    assert loop.run() == "node_limit"
+    r = loop.result()
+    assert r.status == "interrupted" and r.bound > r.objective
+    assert (loop.live.incumbent, loop.live.bound) == (r.objective, r.bound)
+    done = EpochLoop(problem, OneStack(problem))
+    done.run()
+    r = done.result()
+    assert r.status == "optimal" and (done.live.incumbent, done.live.bound) == (r.objective,) * 2

@@ -1,5 +1,7 @@
 """A real sweep on the session's LocalCluster publishes its progress to /stealsearch."""
+import csv
 import json
+import os
 import time
 import urllib.request
 
@@ -29,3 +31,32 @@ def test_sweep_progress_on_the_page(tmp_path, cluster4):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(cluster4.processing().values()):
         time.sleep(0.05)
+
+
+WARMED = []
+
+
+def stamped(*, x: int) -> dict:
+    return {"started": time.time(), "pid": os.getpid()}
+
+
+stamped.warmup = lambda: WARMED.append((os.getpid(), time.time()))
+
+
+def test_kernels_compile_once_here_before_the_items_start(tmp_path, cluster4, capsys):
+    """A kind's warm-up (its kernels into numba's on-disk cache) runs once in the client,
+    with a one-line note, before any of its items starts on a worker."""
+    grid = load_grid({"name": "compiled", "items": [
+        {"kind": "stamped", "instance": {"x": [1, 2, 3]}}]}, {"stamped": stamped})
+    summary = run_sweep(grid, tmp_path, client=cluster4, progress=True)
+    assert summary.ok == 3
+    assert len(WARMED) == 1 and WARMED[0][0] == os.getpid()
+    rows = list(csv.DictReader(open(summary.table)))
+    assert all(float(r["started"]) >= WARMED[0][1] for r in rows)
+    assert all(int(r["pid"]) != os.getpid() for r in rows)        # the items ran on workers
+    err = capsys.readouterr().err
+    assert err.count("compiling the kernels of stamped once") == 1
+    run_sweep(load_grid({"name": "compiled2", "items": [
+        {"kind": "stamped", "instance": {"x": [4]}}]}, {"stamped": stamped}),
+        tmp_path, client=cluster4, progress=True)
+    assert len(WARMED) == 1 and "compiling" not in capsys.readouterr().err   # once per process
