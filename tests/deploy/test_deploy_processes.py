@@ -121,7 +121,10 @@ def test_unreachable_scheduler_fails_within_the_connect_timeout(capsys):
 def test_ctrl_c_during_local_cluster_start_exits_130_and_leaves_nothing(tmp_path):
     """SIGINT to the command's whole process group (what a terminal's Ctrl-C does) as
     soon as it has started a child process, i.e. while the LocalCluster starts."""
-    proc = subprocess.Popen([STEALSEARCH, "uts", "--tree", "T1", "--workers", "2", "--json"],
+    # --no-ramp-up: the cluster from the first node (with the default ramp-up the search
+    # runs here meanwhile and Ctrl-C prints its interrupted result: test_engine_rampup.py)
+    proc = subprocess.Popen([STEALSEARCH, "uts", "--tree", "T1", "--workers", "2", "--no-ramp-up",
+                             "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, cwd=REPO)
     seen: set[int] = set()
