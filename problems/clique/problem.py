@@ -36,7 +36,9 @@ of the degeneracy order, lowest colour first) or ``"iset"`` (the independent-set
 partition of :func:`kernels.iset_partition`, class by class: MoMC's MaxIndSet ordering).
 Initial clique (``heuristic=``, max mode): ``"amts"`` (the default for the MCS family)
 runs ``"greedy"`` and then Wu and Hao's adaptive multistart tabu search from its clique
-(:mod:`.local_search`, an iteration budget scaled to the graph, a fixed seed);
+(:mod:`.local_search`, one vertex per colour class of the root bound's partition, a
+budget of vertex reads scaled to the graph and AMTS_CLOSE_FACTOR times it when the
+clique ends one vertex below the root bound, a fixed seed);
 ``"greedy"`` grows a clique from every vertex in turn (dynamic degree, capped work);
 either clique, checked by the independent verifier, is the first incumbent of every
 worker (:meth:`initial_incumbent`) and the answer when the search finds nothing larger,
