@@ -36,7 +36,9 @@ of the degeneracy order, lowest colour first) or ``"iset"`` (the independent-set
 partition of :func:`kernels.iset_partition`, class by class: MoMC's MaxIndSet ordering).
 Initial clique (``heuristic=``, max mode): ``"amts"`` (the default for the MCS family)
 runs ``"greedy"`` and then Wu and Hao's adaptive multistart tabu search from its clique
-(:mod:`.local_search`, an iteration budget scaled to the graph, a fixed seed);
+(:mod:`.local_search`, one vertex per colour class of the root bound's partition, a
+budget of vertex reads scaled to the graph and AMTS_CLOSE_FACTOR times it when the
+clique ends one vertex below the root bound, a fixed seed);
 ``"greedy"`` grows a clique from every vertex in turn (dynamic degree, capped work);
 either clique, checked by the independent verifier, is the first incumbent of every
 worker (:meth:`initial_incumbent`) and the answer when the search finds nothing larger,
@@ -101,6 +103,8 @@ HEURISTICS = ("amts", "greedy", "none")
 HEURISTIC_EFFORT = 2_000_000
 #: AMTS's random seed (fixed: a run, its first incumbent and its tree are reproducible)
 AMTS_SEED = 1
+#: AMTS's budget multiplier when its clique ends one vertex below the root bound
+AMTS_CLOSE_FACTOR = 10
 #: the independent-set partition of the root bound is computed when n^2 W word operations
 #: stay below this (about 0.5 s); above it the root bound is the greedy colouring's
 ISET_WORK_LIMIT = 500_000_000
@@ -167,16 +171,23 @@ class CliqueProblem(Problem):
         # one in the search's order, the independent-set partition); the root row carries
         # it, so a first incumbent that reaches it ends the search before a node
         self.root_bound = n
+        # a partition of V into independent sets (kernel numbering), the one of the root
+        # bound: AMTS keeps its sets to one vertex per class (local_search)
+        self.colour_classes = np.arange(n, dtype=np.int64)
         if mode in ("max", "decide") and bound in FAST_BOUNDS:
             isets = None
             if n and n * n * W <= ISET_WORK_LIMIT:
-                isets, n_isets = kernels.iset_partition(graph.rows.view(np.int64), n)
+                isets, n_isets, iset_of = kernels.iset_partition(graph.rows.view(np.int64), n)
                 self.root_bound = int(n_isets)
             self.order = isets if order == "iset" and isets is not None else vertex_order(graph, order)
             self.adj = graph.permuted(self.order).view(np.int64)
             if n:
-                greedy = kernels.greedy_colour_classes(self.adj, n).shape[0]
-                self.root_bound = min(self.root_bound, int(greedy))
+                greedy = kernels.greedy_colour_classes(self.adj, n)
+                if isets is not None and n_isets <= greedy.shape[0]:
+                    self.colour_classes = iset_of[self.order]
+                else:
+                    self.colour_classes = kernels.class_of_vertices(greedy, n)
+                self.root_bound = min(self.root_bound, int(greedy.shape[0]))
         else:
             self.order = np.arange(n, dtype=np.int64)
             self.adj = graph.rows.view(np.int64)
@@ -192,9 +203,21 @@ class CliqueProblem(Problem):
             t0 = time.perf_counter()
             self.start_clique = kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)
             if heuristic == "amts":
+                ncls = int(self.colour_classes.max()) + 1
+                budget = amts_iterations(n, graph.density())
                 self.start_clique, self.amts_iterations = amts(
-                    self.adj, n, self.start_clique, amts_iterations(n, graph.density()),
-                    AMTS_DEPTH, self.root_bound, AMTS_SEED)
+                    self.adj, n, self.start_clique, budget, AMTS_DEPTH, self.root_bound,
+                    AMTS_SEED, self.colour_classes, ncls)
+                if len(self.start_clique) == self.root_bound - 1:
+                    # one vertex short of the root bound: a clique of the bound ends the
+                    # search at the root, while the tree search may not find it (BHOSLIB:
+                    # frb40-19-2/-4/-5 end AMTS at omega - 1; the proof tree then has
+                    # millions of nodes), so AMTS goes on with AMTS_CLOSE_FACTOR - 1 more budgets
+                    more, its = amts(self.adj, n, self.start_clique,
+                                     budget * (AMTS_CLOSE_FACTOR - 1), AMTS_DEPTH,
+                                     self.root_bound, AMTS_SEED + 1, self.colour_classes, ncls)
+                    self.start_clique = more
+                    self.amts_iterations += its
             self.initial_seconds = time.perf_counter() - t0
             # checked by the independent verifier before it may prune anything
             check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),

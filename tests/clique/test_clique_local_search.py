@@ -14,6 +14,11 @@ from stealsearch.problems.clique.verify import check_clique
 DATA = Path(__file__).parent / "data"
 
 
+def no_classes(n: int) -> tuple[np.ndarray, int]:
+    """A class per vertex: the paper's AMTS, with no colour-class constraint."""
+    return np.arange(n, dtype=np.int64), n
+
+
 def planted(n: int, p: float, k: int, seed: int) -> tuple[Graph, list[int]]:
     """G(n, p) with a clique on k random vertices added."""
     g = gnp(n, p, seed=seed)
@@ -33,7 +38,7 @@ def test_amts_finds_the_planted_clique(n, p, k, seed):
     omega = solve(CliqueProblem(g, bound="maxsat", heuristic="none"), backend="sequential").objective
     adj = g.rows.view(np.int64)
     clique, iterations = amts(adj, g.n, np.zeros(0, np.int64), amts_iterations(n, g.density()),
-                              4000, g.n, 1)
+                              4000, g.n, 1, *no_classes(g.n))
     vs = sorted(int(v) for v in clique)
     assert check_clique(g, g.labelled(vs), size=len(vs), maximal=True)
     assert len(vs) == omega >= k
@@ -44,13 +49,14 @@ def test_amts_stops_at_the_upper_bound_and_never_loses_its_start():
     g, members = planted(120, 0.5, 20, 5)
     adj = g.rows.view(np.int64)
     start = np.array(members[:5], np.int64)
-    clique, iterations = amts(adj, g.n, start, 10 ** 6, 4000, 20, 7)
+    clique, iterations = amts(adj, g.n, start, 10 ** 6, 4000, 20, 7, *no_classes(g.n))
     assert len(clique) == 20 and set(members[:5]) <= set(int(v) for v in clique)
     # already at the bound: no iteration, the start extended to a maximal clique
-    clique, iterations = amts(adj, g.n, np.array(members, np.int64), 10 ** 6, 4000, 20, 7)
+    clique, iterations = amts(adj, g.n, np.array(members, np.int64), 10 ** 6, 4000, 20, 7,
+                              *no_classes(g.n))
     assert iterations == 0 and sorted(int(v) for v in clique) == members
     # no budget: the start, extended
-    clique, iterations = amts(adj, g.n, start, 0, 4000, g.n, 7)
+    clique, iterations = amts(adj, g.n, start, 0, 4000, g.n, 7, *no_classes(g.n))
     assert iterations == 0 and check_clique(g, g.labelled(sorted(int(v) for v in clique)),
                                             size=len(clique), maximal=True)
 
@@ -58,7 +64,8 @@ def test_amts_stops_at_the_upper_bound_and_never_loses_its_start():
 def test_amts_on_tiny_graphs():
     for n in (0, 1, 2):
         g = Graph.from_edges(n, [(0, 1)] if n == 2 else [])
-        clique, _ = amts(g.rows.view(np.int64), n, np.zeros(0, np.int64), 100, 10, n, 1)
+        clique, _ = amts(g.rows.view(np.int64), n, np.zeros(0, np.int64), 100, 10, n, 1,
+                         *no_classes(n))
         assert len(clique) == n
     assert amts_iterations(1, 0.0) == 0
 
@@ -117,3 +124,49 @@ def test_interrupted_bound_is_capped_by_the_root_bound():
     problem = CliqueProblem(g, bound="colour", heuristic="none")
     r = solve(problem, backend="sequential", node_limit=200)
     assert r.status == "interrupted" and r.bound <= problem.root_bound
+
+
+def _is_independent(g: Graph, members: list[int]) -> bool:
+    """No edge inside ``members``, read from the edge list (not the kernels' bitsets)."""
+    inside = set(members)
+    return not any(u in inside and v in inside for u, v in g.edges())
+
+
+@pytest.mark.parametrize("n, p, seed", [(1, 0.5, 1), (2, 1.0, 1), (70, 0.3, 2), (90, 0.7, 3),
+                                        (100, 0.85, 4)])
+def test_iset_partition_is_a_partition_into_independent_sets(n, p, seed):
+    from stealsearch.problems.clique import kernels
+    g = gnp(n, p, seed=seed)
+    order, k, cls = kernels.iset_partition(g.rows.view(np.int64), n)
+    assert sorted(order.tolist()) == list(range(n))              # every vertex, once
+    assert cls.min() == 0 and cls.max() == k - 1                 # k classes, none empty
+    assert all(cls[order[i]] <= cls[order[i + 1]] for i in range(n - 1))  # class by class
+    for c in range(k):
+        assert _is_independent(g, [v for v in range(n) if cls[v] == c])
+    omega = solve(CliqueProblem(g, heuristic="none"), backend="sequential").objective
+    assert omega <= k
+
+
+def test_amts_keeps_one_vertex_per_class_and_reaches_omega_on_a_planted_partition():
+    # k groups of s mutually non-adjacent vertices, an edge between groups with
+    # probability p, a clique planted through one vertex of every group (BHOSLIB's shape)
+    k, s, p = 12, 6, 0.6
+    rng = np.random.default_rng(3)
+    group = np.repeat(np.arange(k), s)
+    n = k * s
+    planted = [int(g * s + rng.integers(s)) for g in range(k)]
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n)
+             if group[u] != group[v] and (rng.random() < p or (u in planted and v in planted))]
+    g = Graph.from_edges(n, edges)
+    adj = g.rows.view(np.int64)
+    clique, _ = amts(adj, n, np.zeros(0, np.int64), 20000, 4000, k, 5, group.astype(np.int64), k)
+    vs = sorted(int(v) for v in clique)
+    assert len(vs) == k and len({int(group[v]) for v in vs}) == k
+    assert check_clique(g, g.labelled(vs), size=k, maximal=True)
+    # the problem's own classes are independent sets, and its first incumbent reaches k
+    problem = CliqueProblem(g)
+    labels = problem.order
+    for c in range(int(problem.colour_classes.max()) + 1):
+        members = [int(labels[i]) for i in np.flatnonzero(problem.colour_classes == c)]
+        assert _is_independent(g, members)
+    assert problem.root_bound >= k == problem.initial_incumbent()
