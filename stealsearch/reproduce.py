@@ -464,7 +464,7 @@ def build_clique(ctx: Context) -> None:
                   f"not judged: the largest graph takes {big[3]:.3f} s on 1 worker (under "
                   f"{MIN_JUDGED_SECONDS:g} s, or --quick), where start-up, stealing overheads "
                   "and the machine's other jobs decide the ratio and two runs disagree; "
-                  "judged without --quick (graphs of seconds, median of 3 repeats)")
+                  "judged without --quick (graphs of seconds; the median when a grid repeats)")
 
     bal = [r for r in W if is_(r, "stealing")]
     by_graph: dict = {}
