@@ -186,11 +186,43 @@ def read_input_text(path, error: type[InputError] = InputError) -> str:
 #: the parser's recursion
 MAX_YAML_ALIASES = 1_000
 MAX_YAML_DEPTH = 100
+#: values a document may hold once its aliases are expanded: a few aliases suffice for a
+#: billion laughs (8 levels of 10 aliases each: 10^8 values from 80 aliases), so the
+#: count of aliases alone does not bound what a reader walks or an error message prints
+MAX_YAML_VALUES = 1_000_000
+
+
+def _expanded_values(data, limit: int) -> int:
+    """The number of values ``data`` holds with every shared container counted each time
+    it is referenced (what walking it visits), computed once per distinct container;
+    stops counting past ``limit``."""
+    sizes: dict[int, int] = {}
+    pending = object()
+
+    def size(x) -> int:
+        if not isinstance(x, (list, dict)):
+            return 1
+        known = sizes.get(id(x))
+        if known is pending:            # a recursive structure (&a [*a]): unbounded
+            return limit + 1
+        if known is not None:
+            return known
+        sizes[id(x)] = pending
+        total = 1
+        for child in (x.values() if isinstance(x, dict) else x):
+            total += size(child)
+            if total > limit:
+                break
+        sizes[id(x)] = total
+        return total
+
+    return size(data)
 
 
 def load_yaml(text: str, where, error: type[InputError] = InputError):
-    """``yaml.safe_load(text)``, bounded: more than :data:`MAX_YAML_ALIASES` aliases or
-    deeper than :data:`MAX_YAML_DEPTH` levels is one ``error`` naming ``where``
+    """``yaml.safe_load(text)``, bounded: more than :data:`MAX_YAML_ALIASES` aliases,
+    deeper than :data:`MAX_YAML_DEPTH` levels or more than :data:`MAX_YAML_VALUES` values
+    once aliases are expanded is one ``error`` naming ``where``
     (``yaml.YAMLError`` still raised for malformed YAML, for the caller's message).
 
     >>> load_yaml("a: &x [1, 2]\\nb: *x\\n", "t.yaml")
@@ -221,9 +253,13 @@ def load_yaml(text: str, where, error: type[InputError] = InputError):
                 Loader.depth -= 1
 
     try:
-        return yaml.load(text, Loader=Loader)
+        data = yaml.load(text, Loader=Loader)
     except RecursionError:
         raise error(f"{where}: nested too deeply") from None
+    if _expanded_values(data, MAX_YAML_VALUES) > MAX_YAML_VALUES:
+        raise error(f"{where}: more than {MAX_YAML_VALUES:,} values once its YAML aliases "
+                    "(*name) are expanded; refusing to read it")
+    return data
 
 
 def check_output_path(path, error: type[InputError] = InputError) -> Path:

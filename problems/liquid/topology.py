@@ -355,7 +355,7 @@ def no_team_traffic() -> Traffic:
 # -- files ------------------------------------------------------------------------------------
 def load_mapping(path: str | Path) -> dict:
     """Read a JSON or YAML file into a mapping (one-line errors with the line number)."""
-    from stealsearch.engine.inputs import read_input_text
+    from stealsearch.engine.inputs import load_yaml, read_input_text
 
     p = Path(path)
     text = read_input_text(p, LiquidInputError)
@@ -371,7 +371,10 @@ def load_mapping(path: str | Path) -> dict:
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            # aliases and nesting bounded ("billion laughs"): one LiquidInputError
+            data = load_yaml(text, path, LiquidInputError)
+        except LiquidInputError:
+            raise
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             loc = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

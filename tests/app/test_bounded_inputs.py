@@ -70,6 +70,9 @@ def cases(d: Path) -> list:
         "local_float.yaml": "kind: local\nworkers: 2.5\n",
         "config_laughs.yaml": LAUGHS.replace("items: [{kind: uts, instance: {tree: *i}}]",
                                              "kind: local\nx: *i"),
+        # 80 aliases, 10^8 values once walked: the alias count alone let it through
+        "traffic_laughs.yaml": LAUGHS.replace("items: [{kind: uts, instance: {tree: *i}}]",
+                                              "transfers: *i"),
         "sup3.clq": "p edge 3 1\ne 1 \u00b3\n",
         "circled.clq": "p edge \u2460 1\ne 1 1\n",
         "arabic.clq": "p edge 3 1\ne \u0661 \u0662\n",
@@ -109,6 +112,8 @@ def cases(d: Path) -> list:
         ("config", "workers: 10^9", [*uts, "--cluster-config", "local_many.yaml"], {}),
         ("config", "workers: 2.5", [*uts, "--cluster-config", "local_float.yaml"], {}),
         ("config", "billion laughs", [*uts, "--cluster-config", "config_laughs.yaml"], {}),
+        ("config", "billion laughs as a traffic file", ["liquid", "traffic",
+                                                        "traffic_laughs.yaml"], {}),
         ("option", "--threads-per-worker 100000", [*uts, "--threads-per-worker", "100000"], {}),
         ("option", "UTS depth 10^20", ["uts", "--options", "-t 1 -a 3 -d 100000000000000000000 "
                                        "-b 4 -r 19", "--sequential"], {}),
