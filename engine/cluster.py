@@ -196,8 +196,14 @@ def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
 
     # The statistical profiler samples every worker thread's Python stack every 10 ms;
     # it cannot see into a nogil kernel and only competes for the cores.  The config
-    # is captured by each Nanny and handed to its worker process.
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
+    # is captured by each Nanny and handed to its worker process.  So is the preload
+    # that quiets stray connections from a worker's first moment: with the ramp-up the
+    # plugin (which also installs it) arrives only at the hand-over, and an HTTP GET to
+    # a worker's port before that logged a ~25-line MemoryError traceback.
+    preload = list(dask.config.get("distributed.worker.preload", None) or [])
+    preload.append(WORKER_PRELOAD)
+    with dask.config.set({"distributed.worker.profile.enabled": False,
+                          "distributed.worker.preload": preload}):
         try:
             return start_owned(lambda: _start_local(LocalCluster, workers, threads_per_worker,
                                                     kwargs))
@@ -205,6 +211,10 @@ def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
             # a config's bad value (memory_limit: lots, dashboard_address: x) surfaces
             # here, often wrapped in "Cluster failed to start"; the user needs its line
             raise ClusterUnavailable(f"the local cluster did not start: {first_line(exc)}") from None
+
+
+#: the module every worker process of a LocalCluster we start preloads (its dask_setup)
+WORKER_PRELOAD = "stealsearch.engine.dask_backend.plugin"
 
 
 def _start_local(cls, workers: int, threads_per_worker: int, kwargs: dict):

@@ -89,6 +89,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0 (checked when the command line is read: with the
+    ramp-up a search may end before its cluster, and so the option, is ever used)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text[:30]!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text[:30]}")
+    return value
+
+
 def non_negative_float(text: str) -> float:
     """A finite float >= 0."""
     try:
@@ -251,10 +263,10 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     from .cluster import DEFAULT_CONNECT_TIMEOUT, DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE
 
     g = parser.add_argument_group("cluster connection (see stealsearch.engine.cluster)")
-    g.add_argument("--connect-timeout", type=float, default=None, metavar="S",
+    g.add_argument("--connect-timeout", type=positive_seconds, default=None, metavar="S",
                    help=f"give up reaching the scheduler after S seconds (default "
                         f"{DEFAULT_CONNECT_TIMEOUT:g}, or $STEALSEARCH_CONNECT_TIMEOUT)")
-    g.add_argument("--wait-workers", type=float, default=None, metavar="S",
+    g.add_argument("--wait-workers", type=positive_seconds, default=None, metavar="S",
                    help=f"wait up to S seconds for a scheduler's first worker "
                         f"(default {DEFAULT_WAIT_WORKERS:g})")
     g.add_argument("--force", action="store_true",

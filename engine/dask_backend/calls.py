@@ -30,11 +30,17 @@ def sync_call(client, coro_fn, timeout: float):
 
 
 def _workers(client, timeout: float | None) -> dict:
+    if client.scheduler is None:    # the client closed itself when the scheduler went away
+        raise SearchFailed("lost the connection to the scheduler (the client is closed)")
     try:
         info = sync_call(client, lambda: client.scheduler.identity(n_workers=-1),
                          timeouts.CALL_TIMEOUT if timeout is None else timeout)
     except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
         raise SearchFailed(f"lost the connection to the scheduler ({exc.__class__.__name__})") from None
+    except AttributeError:
+        if client.scheduler is None:        # closed while the call was on its way
+            raise SearchFailed("lost the connection to the scheduler (the client is closed)") from None
+        raise
     return info["workers"]
 
 

@@ -215,6 +215,13 @@ def quiet_stray_connections() -> None:
         log.addFilter(_StrayConnectionNoise())
 
 
+def dask_setup(worker) -> None:
+    """distributed's preload hook (engine/cluster.py starts every LocalCluster worker with
+    this module preloaded): stray connections quiet from the worker's first moment, not
+    only once the plugin is registered (with the ramp-up, at the hand-over)."""
+    quiet_stray_connections()
+
+
 class StealstackPlugin(WorkerPlugin):
     """Registers the stealstack's comm handlers on a worker, the reaper of idle
     problems, and the hand-over on a graceful close."""
