@@ -119,14 +119,12 @@ def busy_shares(r):
     return [w.busy_seconds / (w.busy_seconds + w.idle_seconds) for w in r.workers]
 
 
-def busy_floor():
-    """The share every worker must reach here: 0.45.  Without work shared on demand the
-    second worker of such a tree sat idle ~77% of the search (issue #21: 8.6 s of 11.2 s,
-    a share of 0.23), so this fails when on-demand sharing is lost.  It is not the
-    issue's 0.9 target: that is a speed figure, measured by benchmarks (RESULTS.md, issue
-    #21 section); on this 2-core machine the shares were 0.57-0.78 quiet (load 1-2) and
-    0.70-0.91 at load 10-14, so a 0.9 floor would be a timing assertion that fails."""
-    return 0.45
+# What is asserted is that work moved although the stack never passed the threshold
+# (before on-demand sharing: 0 releases, 0 rows stolen; the second worker idle 77% of an
+# 11.2 s search).  The busy share itself is a speed figure, not asserted: on a tree this
+# small (0.1-0.5 s of search) it is mostly the steal's round trip, and it moved with the
+# machine: 0.57-0.78 on the project's 2-core machine, 0.32-0.69 on a 16-core Xeon
+# (benchmarks/RESULTS.md, issue #21); the issue's 0.9 is a benchmark target there.
 
 
 def test_two_lanes_stay_busy_on_a_narrow_tree(narrow):
@@ -134,8 +132,9 @@ def test_two_lanes_stay_busy_on_a_narrow_tree(narrow):
     r = solve(problem, backend="sequential", threads_per_worker=2)     # default policy
     assert (r.status, r.nodes, r.count) == ("exhausted", reference.nodes, reference.count)
     assert r.conservation()["holds"]
-    # one process: its lanes' seconds are summed (lane-seconds)
-    assert min(busy_shares(r)) >= busy_floor(), [(w.busy_seconds, w.idle_seconds) for w in r.workers]
+    # one process: its lanes' seconds are summed (lane-seconds); a release can only be on
+    # demand here (the stack stays below the release threshold)
+    assert sum(w.rows_released for w in r.workers) > 0, busy_shares(r)
 
 
 def test_two_workers_stay_busy_on_a_narrow_tree(narrow, cluster4):
@@ -147,5 +146,5 @@ def test_two_workers_stay_busy_on_a_narrow_tree(narrow, cluster4):
     r = solve(problem, backend="dask", client=cluster4, workers=2)     # default policy
     assert (r.status, r.nodes, r.count) == ("exhausted", reference.nodes, reference.count)
     assert r.conservation()["holds"] and len(r.workers) == 2
-    assert sum(w.rows_stolen for w in r.workers) > 0
-    assert min(busy_shares(r)) >= busy_floor(), [(w.busy_seconds, w.idle_seconds) for w in r.workers]
+    assert sum(w.rows_stolen for w in r.workers) > 0, busy_shares(r)
+    assert all(w.nodes > 0 for w in r.workers), [w.nodes for w in r.workers]
