@@ -258,8 +258,16 @@ def _kill_started_at_exit() -> None:
     still running (a cluster whose close failed): multiprocessing's exit hook, which
     runs next, SIGTERMs its daemonic children and then waits for them without a
     timeout.  Registered as a multiprocessing finalizer, so it runs after every other
-    exit hook (distributed closes the clusters left open first) and just before that."""
-    _kill(pid for pid in _children() if _blocks_sigterm(pid))
+    exit hook (distributed closes the clusters left open first) and just before that.
+
+    Never multiprocessing's own resource tracker: it is started with SIGTERM blocked too
+    (``ensure_running`` blocks it around the spawn), it ends by itself when this process
+    closes its pipe, and killing it first made every later semaphore release warn
+    "resource_tracker: process died unexpectedly, relaunching" (seen on Python 3.12)."""
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)
+    _kill(pid for pid in _children() if pid != tracker and _blocks_sigterm(pid))
 
 
 _exit_hook = [False]
