@@ -326,6 +326,23 @@ def _main(argv: list, interrupts) -> int:
         return 1
     except KeyboardInterrupt:
         return _interrupted(interrupts)
+    except SystemError as exc:
+        # a Ctrl-C that lands while numba loads or runs a compiled function's Python part
+        # (the clique's initial local search, about a second in) surfaces as "returned a
+        # result with an exception set", chained from the KeyboardInterrupt
+        if _from_interrupt(exc):
+            return _interrupted(interrupts)
+        raise
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover
