@@ -195,7 +195,14 @@ def _is_ours(directory: Path) -> bool:
     try:
         return json.loads((directory / MANIFEST).read_text()).get("format") == FORMAT
     except (OSError, ValueError, AttributeError):
-        return False
+        pass
+    # a checkpoint being started: the problem (and rows) written, no cut committed yet, so
+    # no manifest — e.g. the ramp-up's first phase, whose directory the cluster phase
+    # opens again at the hand-over.  Only names the writer itself gives count.
+    names = [p.name for p in directory.iterdir()]
+    return bool(names) and PROBLEM_FILE in names and all(
+        n == PROBLEM_FILE or (n.startswith("rows-") and n.count("-") == 2)
+        or (n.startswith(".") and ".tmp-" in n) for n in names)
 
 
 def prepare_directory(directory) -> Path:
