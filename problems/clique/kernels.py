@@ -1551,6 +1551,32 @@ def _empty_small_classes(adj, n, vcls, k):
 
 
 @njit(nogil=True, cache=True)
+def densest_candidate(P, adj, W):
+    """The vertex of the bitset ``P`` with the most neighbours in ``P`` (the lowest
+    numbered on ties): ``(vertex, its degree in P, vertices examined)``, ``(-1, -1, 0)``
+    for an empty ``P``.  The greedy step of the initial cliques (here and AMTS's
+    restart in local_search.py)."""
+    one = np.int64(1)
+    pick = -1
+    pbest = -1
+    examined = 0
+    for w in range(W):
+        q = P[w]
+        while q != 0:
+            b = ctz(q)
+            q &= ~(one << b)
+            v = w * 64 + b
+            d = 0
+            for w2 in range(W):
+                d += popcount(P[w2] & adj[v, w2])
+            examined += 1
+            if d > pbest:
+                pbest = d
+                pick = v
+    return pick, pbest, examined
+
+
+@njit(nogil=True, cache=True)
 def greedy_clique(adj, n, starts, effort):
     """Initial clique heuristic (run before the exact search; its clique is the first
     incumbent).  From each of the first ``starts`` vertices (in the search's vertex
@@ -1580,21 +1606,8 @@ def greedy_clique(adj, n, starts, effort):
         size = 1
         cur[0] = s
         while True:
-            pick = -1
-            pbest = -1
-            for w in range(W):
-                q = P[w]
-                while q != 0:
-                    b = ctz(q)
-                    q &= ~(one << b)
-                    v = w * 64 + b
-                    d = 0
-                    for w2 in range(W):
-                        d += popcount(P[w2] & adj[v, w2])
-                    spent += 1
-                    if d > pbest:
-                        pbest = d
-                        pick = v
+            pick, pbest, examined = densest_candidate(P, adj, W)
+            spent += examined
             if pick < 0:
                 break
             cur[size] = pick

@@ -71,6 +71,8 @@ from numba import njit
 from stealsearch.engine.bitset import _ctpop64 as popcount
 from stealsearch.engine.bitset import _cttz64 as ctz
 
+from .kernels import densest_candidate
+
 #: iterations per vertex at density 1 (see :func:`amts_iterations`)
 AMTS_ITERATIONS = 100
 #: at least this many iterations on any graph with an edge
@@ -522,20 +524,7 @@ def amts(adj, n, start, max_iters, depth, upper, seed, vcls, ncls):
         for w in range(W):
             P[w] &= adj[best[i], w]
     while True:
-        pick = -1
-        pbest = -1
-        for w in range(W):
-            q = P[w]
-            while q != 0:
-                b = ctz(q)
-                q &= ~(one << b)
-                x = w * 64 + b
-                d = 0
-                for w2 in range(W):
-                    d += popcount(P[w2] & adj[x, w2])
-                if d > pbest:
-                    pbest = d
-                    pick = x
+        pick = densest_candidate(P, adj, W)[0]
         if pick < 0:
             break
         out[nb] = pick
