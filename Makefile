@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(VENV)/bin/stealsearch demo
 
 test: $(STAMP) sshd chromium
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=25 tests
 
 # tests/deploy runs a real SSHCluster against an sshd of its own on 127.0.0.1 (started
 # and ended by the test).  Debian's openssh-server provides the binary; install it when

@@ -6,7 +6,7 @@ clique search, ``reproduce all --quick``, a sweep with ``--out``, ``resume`` and
 on the public API, every figure checked (tests/package/wheel_check.py says how).  The
 first Python gets every step, the others a smoke check (install, nothing but
 ``stealsearch`` at the top of site-packages, a warning-free compile, ``--version``, a UTS
-count and a clique on 2 Dask workers).
+count; the newest also a clique on 2 Dask workers with every warning shown).
 
 The steps run in one background process started when collection ends
 (tests/conftest.py); each test here waits for its step's record."""
@@ -20,8 +20,7 @@ import wheel_check
 
 PYTHONS = wheel_check.claimed_pythons()
 CASES = [(py, step) for i, py in enumerate(PYTHONS)
-         for step in ((("build",) + wheel_check.FULL_STEPS[1:]) if i == 0
-                      else wheel_check.SMOKE_STEPS)]
+         for step in wheel_check.steps_for(i, len(PYTHONS))]
 #: the whole check takes ~4 min on the first Python and ~1 min on each other one on a
 #: quiet 2-core machine; the wait allows for a loaded one
 WAIT = 2400

@@ -6,7 +6,7 @@ environment in a temporary folder outside the repository, one per Python given, 
 the commands from another temporary folder, one that holds folders named ``engine`` and
 ``problems`` (such folders broke ``python -m stealsearch`` when those names were
 installed at the top level).  The first Python gets the whole check; the others (the
-other Pythons the project claims) a smoke check.  Every step is one record of the
+other Pythons the project claims) a smoke check (:func:`steps_for`).  Every step is one record of the
 report, written as it ends (``{"python", "step", "ok", "detail", "seconds"}``), so that
 the tests in test_wheel.py can read each result while the rest still runs.
 
@@ -41,7 +41,18 @@ CMD_TIMEOUT = 600
 
 FULL_STEPS = ("build", "install", "top-level", "compile", "version", "clique-dask", "uts",
               "clique", "demo", "reproduce", "sweep", "resume", "api-script")
-SMOKE_STEPS = ("install", "top-level", "compile", "version", "uts", "clique-dask")
+SMOKE_STEPS = ("install", "top-level", "compile", "version", "uts")
+
+
+def steps_for(index: int, count: int) -> tuple[str, ...]:
+    """The steps of the ``index``-th of ``count`` Pythons: the first, every step; the
+    others, the smoke steps, and the last of them (the newest claimed Python, where new
+    warnings appear first) also the clique on 2 Dask workers with every warning shown.
+    (Each clique step compiles the clique kernels afresh in its venv: ~25 s of a core
+    per Python on the suite's 2 cores.)"""
+    if index == 0:
+        return FULL_STEPS
+    return SMOKE_STEPS + (("clique-dask",) if index == count - 1 else ())
 
 #: stderr lines a command may print (documented in the README): none of the commands
 #: run here prints one when it succeeds, so any line is a finding
@@ -212,8 +223,8 @@ class Check:
         return f"{wheels[0].name}, {sdists[0].name}"
 
     # -- one Python ---------------------------------------------------------------------
-    def python_check(self, python: str, index: int):
-        label, full = python, index == 0
+    def python_check(self, python: str, index: int, count: int):
+        label = python
         venv = self.scratch / f"venv{index}"
         work = self.scratch / f"run{index}"
         work.mkdir()
@@ -223,7 +234,7 @@ class Check:
         env = clean_env(venv)
         py = venv / "bin" / "python"
         cmd = venv / "bin" / "stealsearch"
-        steps = FULL_STEPS[1:] if full else SMOKE_STEPS      # (the build is done)
+        steps = tuple(x for x in steps_for(index, count) if x != "build")   # (done)
 
         def install():
             ok_run([python, "-m", "venv", venv], self.scratch, env, quiet=False)
@@ -405,10 +416,10 @@ def main(argv=None) -> int:
         pythons = args.python or claimed_pythons()
         if check.step(pythons[0], "build", check.build):
             for i, python in enumerate(pythons):
-                check.python_check(python, i)
+                check.python_check(python, i, len(pythons))
         else:
             for i, python in enumerate(pythons):
-                for name in (FULL_STEPS if i == 0 else SMOKE_STEPS):
+                for name in steps_for(i, len(pythons)):
                     if name != "build":
                         report.add(python, name, False, "not run: the build failed", 0.0)
     finally:
