@@ -119,6 +119,10 @@ class Lanes(Transport):
         #: the ramp-up's question (see the module docstring); None: never hand over
         self.hand_over = hand_over
         self.chunks = 0            # over all epochs (the lanes' chunks summed)
+        #: per lane, its busy and its whole seconds over all epochs (the result's one
+        #: WorkerStats sums the lanes: these give the least busy lane's share)
+        self.lane_busy = [0.0] * self.threads
+        self.lane_seconds = [0.0] * self.threads
 
     def prepare(self, loop) -> None:
         self.worker = InProcessWorker(self.idle_worker)
@@ -136,6 +140,10 @@ class Lanes(Transport):
         self.worker.search = search
         out = _run_epoch(search, loop.live, cut.nodes, self.hand_over, self.chunks)
         self.chunks += out.stats.chunks
+        epoch = (out.stats.busy_seconds + out.stats.idle_seconds) / len(search.lanes)
+        for lane in search.lanes:
+            self.lane_busy[lane.index] += max(0.0, epoch - lane.idle_seconds)
+            self.lane_seconds[lane.index] += epoch
         if out.failure is not None:       # no peer can fail here: a bug, not a rollback
             raise SearchFailed(f"an in-process epoch failed: {out.failure}")
         return EpochRun([out])
@@ -146,7 +154,10 @@ class Lanes(Transport):
             self.worker.close()
 
     def info(self, loop) -> dict:
+        shares = [round(b / t, 4) if t > 0 else None
+                  for b, t in zip(self.lane_busy, self.lane_seconds)]
         return {"threads": self.threads, "rows_left_shared": loop.rows_left_shared,
+                "lane_busy_shares": shares,
                 **({"carried_nodes": loop.carried} if loop.carried else {})}
 
 
