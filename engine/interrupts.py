@@ -233,8 +233,48 @@ def _children() -> set[int]:
         return set()
 
 
-def _kill(pids) -> None:
+def _direct_children() -> set[int]:
+    try:
+        import psutil
+        return {p.pid for p in psutil.Process().children()}
+    except Exception:
+        return set()
+
+
+def _trees(pids) -> set[int]:
+    """``pids`` and all their descendants."""
+    try:
+        import psutil
+    except ImportError:
+        return set(pids)
+    out = set()
     for pid in pids:
+        out.add(pid)
+        try:
+            out.update(p.pid for p in psutil.Process(pid).children(recursive=True))
+        except Exception:   # ended meanwhile
+            pass
+    return out
+
+
+def _is_resource_tracker(pid: int) -> bool:
+    """Is ``pid`` a multiprocessing resource tracker (``... resource_tracker import main``)?"""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"resource_tracker" in f.read()
+    except OSError:
+        return False
+
+
+def _kill(pids) -> None:
+    """SIGKILL ``pids``; resource trackers last.  Every process that uses multiprocessing
+    (a nanny, a worker) has a tracker of its own among its children; one killed while
+    its owner still runs makes the owner warn "resource_tracker: process died
+    unexpectedly, relaunching" on the terminal (seen when a ramp-up ended its cluster's
+    start under load).  Killed after their owners, they warn no one."""
+    pids = list(pids)
+    trackers = {pid for pid in pids if _is_resource_tracker(pid)}
+    for pid in [p for p in pids if p not in trackers] + sorted(trackers):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -316,8 +356,8 @@ class ShieldedStart:
     created (by PID: a LocalCluster whose worker processes die fails its start within
     ~0.1 s, where finishing and closing it would take seconds), and closes what was
     started.  "Created by the start": children of this process that were not there
-    when it began (multiprocessing's resource tracker is started first, so it is not
-    one of them).
+    when it began, and their descendants (multiprocessing's resource tracker is started
+    first, so it is not one of them).
     """
 
     def __init__(self, start: Callable[[], object], name: str = "stealsearch-start",
@@ -335,7 +375,7 @@ class ShieldedStart:
         # connection from this process: one line instead (dask_backend/plugin.py)
         from .dask_backend.plugin import quiet_stray_connections
         quiet_stray_connections()
-        self._before = _children()
+        self._before = _direct_children()
         self.t_start = time.perf_counter()
         self.t_done: float | None = None
 
@@ -377,8 +417,12 @@ class ShieldedStart:
         return self._value
 
     def abandon(self) -> None:
-        """End every process the start created, by PID."""
-        _kill(_children() - self._before)
+        """End every process the start created, by PID: the children of this process
+        that were not there when it began, with their descendants.  Not the new
+        descendants of children that were there: another child's own processes (the
+        test suite's background package check had a client's resource tracker killed
+        this way while an in-process ramp-up ended its cluster's start)."""
+        _kill(_trees(_direct_children() - self._before))
 
     def abort(self, close: Callable[[object], None], timeout: float) -> None:
         """Cancel the start, end its processes, close what it started; errors are

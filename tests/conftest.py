@@ -31,6 +31,17 @@ WHEEL_CHECK = os.path.join(os.path.dirname(__file__), "package", "wheel_check.py
 
 
 def pytest_collection_finish(session):
+    _start_wheel_check(session)
+    # every kernel compiled once, here, before the first test (tests/warm_kernels.py:
+    # on a fresh clone, worker processes of the first cluster tests compiled the same
+    # kernels at once); with numba's cache warm this only loads them (~2 s)
+    if session.items and not session.config.option.collectonly:
+        import warm_kernels
+
+        warm_kernels.warm()
+
+
+def _start_wheel_check(session):
     import subprocess
     import sys
     import tempfile
