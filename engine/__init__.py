@@ -50,9 +50,9 @@ shares, outcomes, lost and leaving workers), ``shipper.py`` (the problem to the
 workers), ``calls.py`` (every client call, each bounded), ``timeouts.py`` (every client
 wait); on the workers ``task.py`` (the epoch's task: the core's thin adapter),
 ``plugin.py`` (message router, set-up handlers, hand-over on a graceful close) and
-``tables.py`` (the searches' state on a worker).  ``rampup.py``: the default, two loops
-over one cut -- ``OneStack`` here at once, the rows handed to ``DaskTransport`` if the
-search lasts.  A new backend is a new ``Transport``.
+``tables.py`` (the searches' state on a worker).  ``rampup.py``: two loops over one cut
+-- ``Lanes`` (``OneStack`` for a problem that holds the GIL) here at once, the rows
+handed to ``DaskTransport`` if the search lasts.  A new backend is a new ``Transport``.
 
 **The entry points.**  ``solve.py``: ``solve()`` and ``resume()``, argument checks and the
 choice of backend.  ``result.py``: ``SearchResult`` and ``WorkerStats``; ``outcome.py``: the

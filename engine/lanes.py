@@ -14,6 +14,13 @@ Epochs work as on Dask (:mod:`stealsearch.engine.epochs`): each ends as a consis
 it.  Limits: the time limit is the epochs' ``time_left``, the node limit the
 coordinator's grant (the count never passes it), Ctrl-C stops the running epoch with
 the result so far.
+
+The ramp-up's first phase (:mod:`stealsearch.engine.rampup`) runs here too, for a problem
+whose node code does not hold the GIL: ``hand_over`` is asked by the main thread every
+``HANDOVER_POLL`` seconds (with the chunks run so far); True stops the running epoch with
+stop reason ``"handover"``, exactly as a Ctrl-C stops it: the lanes end their chunks, the
+outcome's open rows (the shared portion's and every lane's) become the cut, and the
+epoch loop ends there.
 """
 from __future__ import annotations
 
@@ -33,6 +40,9 @@ from .worker import WorkerSearch
 ADDRESS = "in-process"
 #: seconds between the main thread's looks at Ctrl-C and the live line
 POLL = 0.1
+#: seconds between the main thread's questions to the ramp-up's hand-over (a cluster
+#: ready, or the caller's, is used within this; the question itself costs microseconds)
+HANDOVER_POLL = 0.01
 #: a message to the own coordinator is a local call: this only bounds a wedged loop
 LOOP_TIMEOUT = 10.0
 
@@ -100,11 +110,19 @@ class Lanes(Transport):
 
     peer_timeout = LOOP_TIMEOUT
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, *, desc: str | None = None, hand_over=None):
         self.threads = int(threads)
         self.label = f"sequential[{self.threads} threads]"
         self.idle_worker = f"{ADDRESS} ({self.threads} threads)"
         self.worker: InProcessWorker | None = None
+        self._desc = desc
+        #: the ramp-up's question (see the module docstring); None: never hand over
+        self.hand_over = hand_over
+        self.chunks = 0            # over all epochs (the lanes' chunks summed)
+        #: per lane, its busy and its whole seconds over all epochs (the result's one
+        #: WorkerStats sums the lanes: these give the least busy lane's share)
+        self.lane_busy = [0.0] * self.threads
+        self.lane_seconds = [0.0] * self.threads
 
     def prepare(self, loop) -> None:
         self.worker = InProcessWorker(self.idle_worker)
@@ -112,7 +130,7 @@ class Lanes(Transport):
         make_stack(loop.problem).run(0, loop.cut.incumbent(loop.problem))
 
     def desc(self, problem: Problem) -> str:
-        return f"{problem.name} on {self.threads} threads"
+        return self._desc or f"{problem.name} on {self.threads} threads"
 
     def peers(self, loop) -> list[str]:
         return [self.idle_worker]
@@ -120,7 +138,12 @@ class Lanes(Transport):
     def run_epoch(self, loop, spec: EpochSpec, cut: Cut) -> EpochRun:
         search = WorkerSearch(self.worker, spec, 0, cut.rows(loop.codec), loop.problem)
         self.worker.search = search
-        out = _run_epoch(search, loop.live, cut.nodes)
+        out = _run_epoch(search, loop.live, cut.nodes, self.hand_over, self.chunks)
+        self.chunks += out.stats.chunks
+        epoch = (out.stats.busy_seconds + out.stats.idle_seconds) / len(search.lanes)
+        for lane in search.lanes:
+            self.lane_busy[lane.index] += max(0.0, epoch - lane.idle_seconds)
+            self.lane_seconds[lane.index] += epoch
         if out.failure is not None:       # no peer can fail here: a bug, not a rollback
             raise SearchFailed(f"an in-process epoch failed: {out.failure}")
         return EpochRun([out])
@@ -131,13 +154,18 @@ class Lanes(Transport):
             self.worker.close()
 
     def info(self, loop) -> dict:
+        shares = [round(b / t, 4) if t > 0 else None
+                  for b, t in zip(self.lane_busy, self.lane_seconds)]
         return {"threads": self.threads, "rows_left_shared": loop.rows_left_shared,
+                "lane_busy_shares": shares,
                 **({"carried_nodes": loop.carried} if loop.carried else {})}
 
 
-def _run_epoch(search, live, base: int):
-    """Run one epoch in a thread; the main thread forwards Ctrl-C as a stop and keeps the
-    live line.  Every wait is bounded: the epoch ends by its own clock."""
+def _run_epoch(search, live, base: int, hand_over=None, chunks_before: int = 0):
+    """Run one epoch in a thread; the main thread forwards Ctrl-C as a stop, keeps the
+    live line, and asks ``hand_over`` (with the chunks run so far) whether the ramp-up
+    hands the rows over now (then the epoch stops with reason "handover").  Every wait
+    is bounded: the epoch ends by its own clock."""
     box = {}
 
     def target():
@@ -152,11 +180,19 @@ def _run_epoch(search, live, base: int):
     t.start()
     limit = search.spec.epoch_seconds + search.spec.peer_timeout + 30.0
     started = time.monotonic()
+    poll = POLL if hand_over is None else HANDOVER_POLL
+    next_live = started
     try:
-        while not search.finished.wait(POLL):
+        while not search.finished.wait(poll):
             if interrupts.requested():
                 search.handle_stop("interrupted")
-            live.update(base + search.nodes, search.best_value)
+            if hand_over is not None and not search.stop_event.is_set() and hand_over(
+                    chunks_before + sum(lane.chunks for lane in search.lanes)):
+                search.handle_stop("handover")
+            now = time.monotonic()
+            if now >= next_live:
+                live.update(base + search.nodes, search.best_value)
+                next_live = now + POLL
             if time.monotonic() - started > limit:
                 search.handle_stop("stalled")
                 if not search.finished.wait(search.spec.peer_timeout):
@@ -164,6 +200,13 @@ def _run_epoch(search, live, base: int):
     except KeyboardInterrupt:
         search.handle_stop("interrupted")
         search.finished.wait(search.spec.peer_timeout + 10)
+    except BaseException:
+        # the hand-over's question raised (a cluster asked for did not start): the lanes
+        # stop first, so that no search thread outlives the error that reaches the caller
+        search.handle_stop("failed")
+        search.finished.wait(search.spec.peer_timeout + 10)
+        t.join(search.spec.peer_timeout)
+        raise
     t.join(search.spec.peer_timeout)
     if "error" in box:
         raise SearchFailed(f"an in-process epoch failed: {box['error']!r}") from box["error"]

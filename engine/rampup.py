@@ -4,16 +4,25 @@ The ``auto`` default of :func:`stealsearch.engine.solve` and of the CLI (backend
 ramp-up is the model: its LoadCoordinator solves alone until it has enough open nodes,
 then hands them out.  Here:
 
-* **Phase 1 (sequential, this process).**  The problem's stack (``make_stack``) runs in
-  budget chunks (:class:`~stealsearch.engine.stack.BudgetTuner`) from the first moment, exactly as
-  the sequential backend does.  Searches that end within ``grace`` seconds never start a
+* **Phase 1 (this process).**  For a problem whose node code does not hold the GIL
+  (:func:`stealsearch.engine.solve.holds_gil` false: every numba kernel compiled
+  ``nogil``), *lanes* (:class:`stealsearch.engine.lanes.Lanes`, the worker core of a Dask
+  worker without Dask) search on min(usable cores, search threads asked of the cluster)
+  threads from the first moment (:func:`first_phase_threads`), so the cores the cluster
+  will use are not idle while it starts; a problem that holds the GIL (the Python
+  reference tier) runs the problem's one stack (:class:`~stealsearch.engine.sequential.OneStack`)
+  in budget chunks (:class:`~stealsearch.engine.stack.BudgetTuner`), as the sequential backend
+  does.  Searches that end within ``grace`` seconds never start a
   cluster at all (no process is spawned, nothing is imported from distributed).  After
   ``grace`` seconds, the cluster starts (or is connected to) in the background, through
   :class:`stealsearch.engine.interrupts.ShieldedStart` (its worker processes never see Ctrl-C); the
-  search keeps going meanwhile and polls, between chunks, whether the cluster is ready
-  (started, connected, its workers' kernels loaded).  A cluster given as ``client`` is
-  ready at once: the hand-over comes after ``grace`` seconds.
-* **Hand-over.**  Once it is, every open row of the stack is taken (``take_all``) into a
+  search keeps going meanwhile and asks whether the cluster is ready (started,
+  connected, its workers' kernels loaded): one stack between two chunks, lanes every
+  :data:`~stealsearch.engine.lanes.HANDOVER_POLL` seconds from the main thread.  A cluster
+  given as ``client`` is ready at once: the hand-over comes after ``grace`` seconds, and
+  after at least one chunk (with ``grace=0`` and one stack of a fixed budget: at a node
+  count, not at a moment).
+* **Hand-over.**  Once it is, every open row of phase 1 is taken (``take_all``) into a
   :class:`~stealsearch.engine.epochs.Cut` with the counters, the incumbent (value, solution buffer,
   history) and the elapsed time, and :func:`stealsearch.engine.dask_backend.run_dask` resumes from
   that cut, exactly as ``resume()`` resumes from a checkpoint.  Limits count across both
@@ -29,14 +38,28 @@ then hands them out.  Here:
 
 Why the result is exact (every node counted in exactly one phase, rows handed over once)
 -----------------------------------------------------------------------------------------
-Phase 1 is one stack in one thread: each chunk expands nodes and adds them to the
-stack's counters, and a chunk is atomic (the kernel returns between nodes, never inside
-one).  The hand-over happens between chunks, so at that instant every node of the tree
-is in exactly one of three sets: expanded (counted in ``stack.counters``), open (a row of
-the stack), or below an open row.  The hand-over ends phase 1's last epoch
+*One stack.*  Phase 1 is one stack in one thread: each chunk expands nodes and adds them
+to the stack's counters, and a chunk is atomic (the kernel returns between nodes, never
+inside one).  The hand-over happens between chunks, so at that instant every node of the
+tree is in exactly one of three sets: expanded (counted in ``stack.counters``), open (a
+row of the stack), or below an open row.  The hand-over ends phase 1's last epoch
 (:class:`~stealsearch.engine.sequential.OneStack`, stop reason ``handover``): ``take_all``
 moves the open rows into its outcome, which the epoch loop commits as the cut, and
-leaves the stack empty; phase 1 never runs again: no row stays behind, none is copied.  ``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.epochs`):
+leaves the stack empty; phase 1 never runs again: no row stays behind, none is copied.
+
+*Lanes.*  The hand-over is a stop of the running lanes epoch, the very stop a Ctrl-C or
+an epoch's end makes, whose cut :class:`~stealsearch.engine.worker.WorkerSearch` proves
+exact: the main thread sets the stop (reason ``handover``), every lane finishes its
+atomic chunk and leaves its loop, then the shared portion is closed and every lane's
+stack taken; a row is at that moment in exactly one of the portion or one lane's stack
+(rows move between them only under the portion's lock), and each lane's counters hold
+exactly the nodes it expanded.  The outcome (rows and counters reduced over the lanes)
+is committed as the cut by the same conservation check as every epoch; the lanes'
+worker is then closed and never runs again.  If the lanes ran dry in the poll that
+asked for the hand-over, the cut has no row: the search is complete in phase 1 and
+the cluster is abandoned as for any search phase 1 ends.
+
+``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.epochs`):
 its counters start from the cut's and add only nodes expanded below its rows, each
 committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
 final counters are phase 1's plus phase 2's, with nothing in common; the result's
@@ -242,30 +265,52 @@ class _HandOver:
         return 0.0 if self.starter is None else round(self.starter.seconds, 6)
 
 
+def first_phase_threads(problem: Problem, place: Place, threads_per_worker: int = 1) -> int:
+    """Search threads of phase 1: lanes on min(usable cores, the search threads asked of
+    the cluster: ``workers`` x ``threads_per_worker``; no count: the usable cores) for a
+    problem whose node code does not hold the GIL; one stack for one that does (its
+    threads would search one at a time)."""
+    from .cores import usable_cores
+    from .solve import holds_gil
+
+    if holds_gil(problem):
+        return 1
+    cores = usable_cores()
+    asked = cores if place.workers is None else int(place.workers) * max(1, int(threads_per_worker))
+    return max(1, min(cores, asked))
+
+
 def run_rampup(problem: Problem, *, place: Place | None = None,
                policy: StealPolicy | None = None, time_limit: float | None = None,
                node_limit: int | None = None, progress: bool = False,
                checkpoint: str | None = None, checkpoint_every: float | None = None,
                checkpoint_info: dict | None = None, cut: Cut | None = None,
                grace: float | None = None, fall_back: bool = False,
-               threads_per_worker: int = 1) -> SearchResult:
+               threads_per_worker: int = 1, first_threads: int | None = None) -> SearchResult:
     """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
     cluster in the background and hand the open rows over once it is ready (see the
     module docstring).  ``fall_back``: a cluster that fails to start is reported in one
     line and the search goes on here (for the ``auto`` default, whose user asked for no
     cluster); otherwise its error is raised.  ``cut`` resumes from a checkpoint (the
-    limits then count from the resume)."""
+    limits then count from the resume).  ``first_threads``: phase 1's search threads
+    (default :func:`first_phase_threads`; 1: one stack)."""
     place = place or Place()
     grace = check_grace(grace)
     t0 = time.perf_counter()
+    threads = first_phase_threads(problem, place, threads_per_worker) \
+        if first_threads is None else max(1, int(first_threads))
     stack = make_stack(problem)
     # load the kernel (numba's cache: ~1 s cold) before the grace period's clock starts,
     # as the CLI's --sequential does before its own (an empty stack expands nothing)
     stack.run(0, int(problem.initial_incumbent()))
     # (distributed is imported only once a cluster is started: ~1 s a short search saves)
     hand_over = _HandOver(place, problem, grace, fall_back)
-    here = OneStack(problem, stack=stack, desc=f"{problem.name} (ramp-up)",
-                    between_chunks=hand_over)
+    desc = f"{problem.name} (ramp-up)"
+    if threads > 1:
+        from .lanes import Lanes
+        here = Lanes(threads, desc=desc, hand_over=hand_over)
+    else:
+        here = OneStack(problem, stack=stack, desc=desc, between_chunks=hand_over)
     phase1 = EpochLoop(problem, here, policy=policy, time_limit=time_limit,
                        node_limit=node_limit, progress=progress, checkpoint=checkpoint,
                        checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
@@ -275,8 +320,12 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     except BaseException:
         hand_over.abort()
         raise
+    if reason == "handover" and not phase1.cut.n_rows():
+        # the lanes ran dry in the very poll that said "hand over": nothing is left to
+        # hand over, the search is complete here
+        reason = phase1.stop_reason = "complete"
     carried, handed = phase1.carried, phase1.cut
-    first = {"phase": "sequential", "where": "this process", "nodes": handed.nodes - carried,
+    first = {"phase": here.label, "where": "this process", "nodes": handed.nodes - carried,
              "seconds": round(phase1.search_seconds, 6), "chunks": here.chunks}
     if reason != "handover":
         first["cluster"] = hand_over.abandon()
@@ -308,7 +357,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     second = {"phase": result.backend, "where": "cluster", "nodes": result.nodes - nodes_before,
               "seconds": round(result.wall_seconds, 6), "rows_received": first["rows_handed_over"],
               "epochs": result.epochs - handed.epochs}
-    result.backend = f"sequential+{result.backend}"
+    result.backend = f"{here.label}+{result.backend}"
     result.phases = [first, second]
     result.search_seconds = phase1.search_seconds + result.search_seconds
     result.wall_seconds = time.perf_counter() - t0

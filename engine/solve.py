@@ -64,7 +64,9 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         portion (:mod:`stealsearch.engine.worker`); default 1 (measured:
         benchmarks/results/threads.md).  With backend "sequential", or "auto" with no
         place: that many threads in this process (:mod:`stealsearch.engine.lanes`;
-        "auto"'s default: the usable cores); the ramp-up's first phase runs one.
+        "auto"'s default: the usable cores); the ramp-up's first phase runs lanes on
+        min(usable cores, workers x threads_per_worker) threads (one stack for a problem
+        that holds the GIL: :func:`stealsearch.engine.rampup.first_phase_threads`).
 
     Returns
     -------

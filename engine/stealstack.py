@@ -49,9 +49,10 @@ passes it, nothing is ever released, and a peer sits idle for the whole search. 
 thief's request is also a *demand*: a STEAL that finds this portion empty (while the
 worker still holds its credit, i.e. still has rows on some lane) sets ``wanted``, and
 each lane, after its next chunk, sees ``wanted`` (or a hungry sibling) and releases
-rows from the *bottom* of its local portion even below the threshold, provided it
-holds two rows or more (it keeps at least one: YewPar's stack stealing, which splits
-a victim's stack at its lowest unexplored level).  The thief, which backs off for a
+the one row at the *bottom* of its local portion even below the threshold, provided it
+holds two rows or more (it keeps the rest: YewPar's stack stealing, which takes a
+victim's lowest-depth node; on a binary tree that row is about half the stack's work,
+where more rows gave nearly all of it away, :data:`stealsearch.engine.worker.ON_DEMAND_ROWS`).  The thief, which backs off for a
 millisecond or so between rounds, finds them at its next try.  A RELEASE clears
 ``wanted``.
 

@@ -117,6 +117,13 @@ HUNGRY_SLICES = 16
 #: a steal that finds the shared portion empty while the victim still has rows waits
 #: up to this many chunks for the on-demand release (polling every DEMAND_POLL seconds)
 DEMAND_WAIT_CHUNKS = 2.0
+#: rows an on-demand release gives: the ONE bottom row of the lane's stack (YewPar's
+#: stack stealing takes the lowest-depth node).  On a narrow binary tree the bottom row
+#: is about half of what the stack holds, the next a quarter, and so on: giving up to k
+#: rows (or half of them) gave away nearly all of it, so the giver ran dry soon after and
+#: the work went back and forth (624 on-demand releases in a 3.8 s search of 86 M nodes
+#: on 2 lanes, benchmarks/bench_narrow.py, each lane idle 6%)
+ON_DEMAND_ROWS = 1
 DEMAND_POLL = 0.0005
 #: seconds a lane may take to leave its loop once the epoch ends, beyond a peer call's
 #: timeout (a chunk lasts ~chunk_seconds; a steal call at most peer_timeout)
@@ -450,7 +457,7 @@ class WorkerSearch:
                     # row), whatever the threshold
                     if (shared.hungry > 0 or shared.wanted) and not len(shared) \
                             and len(stack) > 1:
-                        shared.release(stack.take_bottom(max(1, min(pol.k, len(stack) // 2))))
+                        shared.release(stack.take_bottom(ON_DEMAND_ROWS))
                     continue
                 rows = shared.acquire(pol.acquire, lane)       # ACQUIRE
                 if rows is not None:

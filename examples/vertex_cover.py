@@ -188,6 +188,18 @@ def random_graph(n, p, seed=0):
     return n, [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < p]
 
 
+def matched_graph(n, p, matched, seed=0):
+    """G(n, p) plus a matching of ``matched`` edges (0-1, 2-3, ...): ``(n, edges)``.  Each
+    matched edge that stays apart from the rest doubles the branching's tree (either end
+    is in the cover), so ``matched`` sets the size of a narrow tree where G(n, p) on 62
+    vertices alone stays below ~5 M nodes (benchmarks/bench_narrow.py: G(62, 0.01) with 29
+    matched edges, k = 31: the issue's seconds-long search, its stack never past 32 rows)."""
+    if not 0 <= 2 * matched <= n:
+        raise InvalidProblem(f"{matched} matched edges need {2 * matched} of the {n} vertices")
+    n, edges = random_graph(n, p, seed)
+    return n, sorted(set(edges) | {(2 * i, 2 * i + 1) for i in range(matched)})
+
+
 TIERS = (VertexCover, FastVertexCover)
 
 if __name__ == "__main__":                          # LocalCluster spawns: keep this guard

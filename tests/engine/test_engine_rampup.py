@@ -36,12 +36,25 @@ def figures(r):
     return (r.count, r.counters["depth"], r.counters["leaves"])
 
 
+def phase1_label(threads: int) -> str:
+    """Phase 1's name: one stack, or lanes (stealsearch.engine.lanes.Lanes)."""
+    return "sequential" if threads == 1 else f"sequential[{threads} threads]"
+
+
+def phase1_threads(workers: int) -> int:
+    """Phase 1's threads for a nogil problem asked to run on ``workers`` workers."""
+    from stealsearch.engine.cores import usable_cores
+
+    return min(usable_cores(), workers)
+
+
 def check_phases(r, carried=0):
     """Both phases reported; their nodes add up (nothing lost, nothing counted twice);
     the Dask phase's workers account for exactly its nodes; rows conserved."""
-    assert r.backend.startswith("sequential+dask[")
+    assert r.backend.startswith("sequential") and "+dask[" in r.backend
     first, second = r.phases
-    assert first["phase"] == "sequential" and first["cluster"] == "used"
+    assert r.backend.split("+", 1)[0] == first["phase"]
+    assert first["phase"].startswith("sequential") and first["cluster"] == "used"
     assert second["phase"] == r.backend.split("+", 1)[1]
     assert first["nodes"] >= 0 and second["nodes"] > 0
     assert first["nodes"] + second["nodes"] + carried == r.nodes
@@ -127,7 +140,7 @@ def test_resume_under_auto_continues_a_checkpoint_exactly(tmp_path):
     assert part.status == "interrupted" and part.nodes == 50_000
     r = resume(str(tmp_path / "ck"), grace=60)                     # backend "auto"
     assert (r.status, r.count, r.nodes) == ("exhausted", full.count, full.nodes)
-    assert r.backend == "sequential" and r.phases[0]["nodes"] + 50_000 == r.nodes
+    assert r.backend == here_on_usable_cores() and r.phases[0]["nodes"] + 50_000 == r.nodes
 
 
 # -- long searches: handed over, exact ---------------------------------------------------------
@@ -137,23 +150,34 @@ def test_handover_counts_T1_exactly(cluster4):
     assert r.status == "exhausted" and figures(r) == T1
     check_phases(r)
     assert r.phases[0]["nodes"] > 0         # 0.1 s in this process, then the rest there
-    assert r.backend == "sequential+dask[2]" and len(r.workers) == 2
+    assert r.backend == f"{phase1_label(phase1_threads(2))}+dask[2]" and len(r.workers) == 2
 
 
-def test_handover_finds_omega_of_networkx(cluster4):
-    # grace 0 on the caller's cluster hands over after the first chunk: with a fixed
-    # budget the same chunk on every machine (it ends early on its first incumbent, which
-    # then crosses the hand-over); a grace in seconds made this test depend on G(200, 0.5)
-    # outlasting it
-    g = gnp(200, 0.5, seed=1)
-    omega = nx.max_weight_clique(g.to_networkx(), weight=None)[1]
-    r = solve(CliqueProblem(g, bound="size"), backend="rampup", client=cluster4, workers=2,
-              grace=0, policy=StealPolicy(budget=3_000, chunk_seconds=None))
-    assert r.status == "optimal" and r.objective == omega and r.verified
-    assert check_clique(g, r.solution, size=omega)
+G200 = gnp(200, 0.5, seed=1)
+
+
+@pytest.fixture(scope="module")
+def omega200():
+    return nx.max_weight_clique(G200.to_networkx(), weight=None)[1]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_handover_finds_omega_of_networkx(cluster4, omega200, threads):
+    # grace 0 on the caller's cluster hands over after the first chunk: on one stack with
+    # a fixed budget the same chunk on every machine (it ends early on its first
+    # incumbent, which then crosses the hand-over); on lanes at the first poll after a
+    # chunk (a moment: the test holds for any); a grace in seconds made this test depend
+    # on G(200, 0.5) outlasting it
+    from stealsearch.engine.rampup import Place, run_rampup
+
+    r = run_rampup(CliqueProblem(G200, bound="size"), place=Place(client=cluster4, workers=2),
+                   grace=0, policy=StealPolicy(budget=3_000, chunk_seconds=None),
+                   first_threads=threads)
+    assert r.status == "optimal" and r.objective == omega200 and r.verified
+    assert check_clique(G200, r.solution, size=omega200)
     assert r.phases[0]["nodes"] > 0 and r.phases[0]["rows_handed_over"] > 0
-    assert r.phases[1]["nodes"] > 0
-    assert r.backend == "sequential+dask[2]"
+    assert r.phases[0]["chunks"] >= 1 and r.phases[1]["nodes"] > 0
+    assert r.backend == f"{phase1_label(threads)}+dask[2]"
     check_phases(r)
 
 
@@ -173,6 +197,65 @@ def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
     check_phases(r)
 
 
+# -- phase 1 on lanes (a nogil problem): exact through the lanes' hand-over --------------------
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_lanes_handover_is_exact_under_random_settings(cluster4, seed):
+    """Enumerate and optimise, a random policy, grace and phase-1 thread count: the
+    count and nodes equal dynamic programming's, the optimum too, the phases add up."""
+    from stealsearch.engine.rampup import Place, run_rampup
+
+    rng = np.random.default_rng(seed)
+    w = 2 * rng.integers(1, 5_000, size=int(rng.integers(22, 25)))
+    cap = int(w.sum() * rng.uniform(0.3, 0.45)) | 1
+    nodes, count, best = dp_oracle(w, cap)
+    policy = StealPolicy(budget=int(rng.integers(50, 2_000)), chunk_seconds=None,
+                         k=int(rng.integers(1, 6)), release_threshold=int(rng.integers(2, 12)))
+    threads, grace = int(rng.integers(2, 4)), float(rng.choice([0.0, 0.002]))
+    place = Place(client=cluster4, workers=2)
+    r = run_rampup(SubsetSum(w, cap), place=place, policy=policy, grace=grace,
+                   first_threads=threads)
+    assert (r.status, r.nodes, r.count) == ("exhausted", nodes, count)
+    assert r.phases[0]["phase"] == phase1_label(threads)
+    check_phases(r)
+    r = run_rampup(SubsetSum(w, cap, "optimise"), place=place, policy=policy, grace=grace,
+                   first_threads=threads)
+    assert r.status == "optimal" and r.objective == best and r.verified
+    check_phases(r)
+
+
+def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing():
+    """Phase 1 on lanes ends the search (~0.2 s of a 665,782-node tree) while the
+    LocalCluster it started at once (grace 0) is still starting: the count is exact,
+    the start is abandoned and no process is left."""
+    from stealsearch.engine.rampup import Place, run_rampup
+    from stealsearch.problems.uts import UTSParams
+
+    tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=6, root_seed=19))
+    full = solve(tree, backend="sequential")
+    before = descendants(os.getpid())
+    r = run_rampup(tree, place=Place(workers=2), grace=0, first_threads=2)
+    assert descendants(os.getpid()) == before
+    assert (r.status, r.count, r.nodes) == ("exhausted", full.count, full.nodes) == \
+        ("exhausted", 665_782, 665_782)
+    assert r.backend == "sequential[2 threads]" and len(r.phases) == 1
+    assert r.phases[0]["cluster"] in ("cancelled while starting", "started, not used")
+    assert r.phases[0]["nodes"] == r.nodes
+
+
+def test_phase1_threads_follow_the_gil_and_the_workers_asked(monkeypatch):
+    from stealsearch.engine import cores
+    from stealsearch.engine.rampup import Place, first_phase_threads
+
+    monkeypatch.setattr(cores, "usable_cores", lambda *a: 16)
+    fast = UTSProblem.preset("default")
+    assert first_phase_threads(fast, Place(workers=4)) == 4
+    assert first_phase_threads(fast, Place(workers=4), threads_per_worker=2) == 8
+    assert first_phase_threads(fast, Place(workers=64)) == 16
+    assert first_phase_threads(fast, Place()) == 16               # a LocalCluster of ours
+    assert first_phase_threads(PySubsetSum([3, 5], 7), Place(workers=4)) == 1   # holds the GIL
+
+
 def test_node_limit_counts_across_both_phases(cluster4):
     limit = 400_000
     r = solve(UTSProblem.preset("T1L"), backend="rampup", client=cluster4, workers=2,
@@ -182,7 +265,7 @@ def test_node_limit_counts_across_both_phases(cluster4):
     check_phases(r)
     # a limit reached in phase 1 stops there, exactly, and never starts the cluster
     r = solve(UTSProblem.preset("T1L"), node_limit=limit, grace=60)
-    assert (r.status, r.nodes, r.backend) == ("interrupted", limit, "sequential")
+    assert (r.status, r.nodes, r.backend) == ("interrupted", limit, here_on_usable_cores())
     assert r.phases[0]["cluster"] == "not started"
 
 
@@ -195,7 +278,7 @@ def test_a_cluster_that_cannot_start_does_not_stop_the_auto_default(caplog):
     # a start that fails within milliseconds (the search lasts seconds): a missing config
     nowhere = Place(cluster_config="no/such/cluster.yaml")
     r = run_rampup(problem, place=nowhere, grace=0, fall_back=True)
-    assert r.status == "exhausted" and figures(r) == T1 and r.backend == "sequential"
+    assert r.status == "exhausted" and figures(r) == T1 and r.backend == here_on_usable_cores()
     assert r.phases[0]["cluster"].startswith("failed: ")
     assert "no/such/cluster.yaml" in r.phases[0]["cluster"]
     assert "the search goes on in this process" in caplog.text
@@ -239,7 +322,7 @@ def test_ctrl_c_while_the_rampup_cluster_starts_prints_the_interrupted_result():
     res = json.loads(out)
     assert res["status"] == "interrupted" and res["stop_reason"] == "interrupted"
     assert res["bound"] >= (res["objective"] or 0) and res["nodes"] > 0
-    assert res["backend"] == "sequential"
+    assert res["backend"] == here_on_usable_cores()              # lanes while it starts
     assert res["phases"][0]["cluster"] == "cancelled while starting"
     assert seen and not left, f"left behind: {left}"
 

@@ -76,6 +76,21 @@ def test_both_tiers_against_independent_oracles(tier, seed):
     assert (e.nodes, e.count) == recount(n, edges, k)
 
 
+def test_a_matched_graph_against_the_recount():
+    # the benchmark's narrow tree (benchmarks/bench_narrow.py), small: G(16, 0.1) plus 6
+    # matched edges; the count and nodes against the recursion over sets, 2 lanes too
+    n, edges = vc.matched_graph(16, 0.1, 6, seed=1)
+    assert {(2 * i, 2 * i + 1) for i in range(6)} <= set(edges)
+    k = 9
+    expected = recount(n, edges, k)
+    for threads in (1, 2):
+        r = solve(vc.FastVertexCover(n, edges, k=k, mode="enumerate"), backend="sequential",
+                  threads_per_worker=threads)
+        assert (r.nodes, r.count) == expected
+    with pytest.raises(vc.InvalidProblem, match="matched edges"):
+        vc.matched_graph(10, 0.1, 6)
+
+
 def test_bad_input_is_one_exception():
     with pytest.raises(vc.InvalidProblem, match="edge"):
         vc.FastVertexCover(5, [(0, 7)])
@@ -135,6 +150,8 @@ def test_two_lanes_stay_busy_on_a_narrow_tree(narrow):
     # one process: its lanes' seconds are summed (lane-seconds); a release can only be on
     # demand here (the stack stays below the release threshold)
     assert sum(w.rows_released for w in r.workers) > 0, busy_shares(r)
+    assert len(r.info["lane_busy_shares"]) == 2                  # each lane's share, reported
+    assert all(0 <= x <= 1 for x in r.info["lane_busy_shares"])
 
 
 def test_two_workers_stay_busy_on_a_narrow_tree(narrow, cluster4):
