@@ -121,6 +121,8 @@ def run(args) -> None:
     peers = find_peers()
     for p in peers.values():
         print(f"peer {p.name}: {p.path or p.missing} (commit {p.commit})", flush=True)
+    if args.peers_first and not (peers["glasgow"] or peers["momc"]):
+        raise SystemExit("--peers-first: neither glasgow nor MoMC was found (give --peers DIR)")
     files = graph_files(args)
     if args.only:                       # in the order given (the likeliest first)
         by_name = {stem(f): (fam, f) for fam, f in files}
