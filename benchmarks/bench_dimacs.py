@@ -192,6 +192,8 @@ def _plain(gz: Path) -> Path:
 def _cell(r) -> str:
     if r is None:
         return "—"
+    if r["status"] == "not run":
+        return "not run"
     if r["status"] != "optimal":
         return f"> {r.get('cpu', 0):.1f}"
     return f"{r['cpu']:.3f}"
@@ -215,7 +217,13 @@ def report(args) -> list[str]:
          "its seconds; *ratio*: ours / the better peer among those that finished.  CliSAT and its "
          "MoMC column: the recursive calls published in the CliSAT appendix (another machine; "
          "nodes only).  Dates and load averages per graph are in the raw records "
-         f"({Path(args.raw).name}).", "",
+         f"({Path(args.raw).name})."
+         + ("  Ours: commit " + ", ".join(sorted({r["commit"] for r in rows if "commit" in r}))
+            + " (the records' checkout; '+': with uncommitted changes)."
+            if any("commit" in r for r in rows) else "")
+         + ("  *not run*: no peer finished the graph within the limit (`--peers-first`: "
+            "ours runs only where a ratio can be taken)."
+            if any(r["ours"]["status"] == "not run" for r in rows) else ""), "",
          "| graph | n | dens. | ω | ours CPU | ours nodes | bound | init (s) | glasgow CPU | MoMC CPU | MoMC branches | ratio | CliSAT steps | CliSAT's MoMC steps | load |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     tot = {"ours": 0.0, "glasgow": 0.0, "momc": 0.0}
@@ -254,9 +262,13 @@ def report(args) -> list[str]:
         momc_nodes = f"{m['nodes']:,}" if m and m["status"] == "optimal" else "—"
         clisat = "" if cs[0] is None else f"{cs[0]:,}"
         clisat_momc = "" if cs[1] is None else f"{cs[1]:,}"
+        ran = o["status"] != "not run"
+        if not ran:
+            omega = peer_ok[0]["omega"] if peer_ok else "?"
+        init = (f"{o.get('initial', '')} ({o.get('initial_seconds', 0):.2f})" if ran else "—")
         L.append(f"| {r['instance']} | {r['n']} | {r['density']:.2f} | {omega} | {_cell(o)} | "
-                 f"{o['nodes']:,} | {o.get('resolved', '')} | {o.get('initial', '')} "
-                 f"({o.get('initial_seconds', 0):.2f}) | {_cell(g)} | {_cell(m)} | {momc_nodes} | "
+                 f"{o['nodes']:,} | {o.get('resolved', '')} | {init} "
+                 f"| {_cell(g)} | {_cell(m)} | {momc_nodes} | "
                  f"{ratio} | {clisat} | {clisat_momc} | {r['load']:.1f} |")
     L += ["", f"- solved within the limit: ours {solved['ours']}, glasgow {solved['glasgow']}, "
           f"MoMC {solved['momc']} of {len(rows)} graphs"]
@@ -279,7 +291,8 @@ def report(args) -> list[str]:
     if missed:
         L.append(f"- solved by a peer, not by us within the limit: {', '.join(missed)}")
     out = RESULTS / "dimacs.md" if not args.out else Path(args.out)
-    write_section(str(out), "Maximum clique: the DIMACS set and BHOSLIB against glasgow and MoMC (issue 23)", L)
+    write_section(str(out), "Maximum clique: the DIMACS set and BHOSLIB against glasgow and MoMC "
+                  f"(issue 23){args.title_suffix}", L)
     print("\n".join(L))
     return L
 
@@ -299,6 +312,7 @@ def main(argv=None):
     ap.add_argument("--peers-first", action="store_true",
                     help="run the peers first and ours only where one of them finished")
     ap.add_argument("--report", action="store_true", help="write the table from --raw")
+    ap.add_argument("--title-suffix", default="", help="appended to the table's heading")
     ap.add_argument("--out", default=None, help="markdown file of the table (default results/dimacs.md)")
     args = ap.parse_args(argv)
     if args.peers:
