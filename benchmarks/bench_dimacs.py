@@ -127,6 +127,13 @@ def run(args) -> None:
     if args.only:                       # in the order given (the likeliest first)
         by_name = {stem(f): (fam, f) for fam, f in files}
         files = [by_name[n] for n in args.only if n in by_name]
+    previous = {}
+    if args.resume and Path(args.raw).is_file():
+        for line in Path(args.raw).read_text().splitlines():
+            r = json.loads(line)
+            if r["limit"] == args.limit:
+                previous[r["instance"]] = r
+    peers_mod.WALL_FACTOR = max(peers_mod.WALL_FACTOR, args.wall_factor)
     part, parts = (int(x) for x in args.part.split("/"))
     files = files[part - 1::parts]
     from stealsearch.engine import solve
@@ -144,8 +151,12 @@ def run(args) -> None:
         if not args.peers_first:
             # ours stops at 1.5x the limit in wall seconds (the peers: 3x, bench_peers):
             # beyond the CPU limit a run does not count, and the holds must stay short
-            rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=1.5)
+            rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=args.wall_factor)
+        kept = previous.get(name, {})
         for key, fn in (("momc", run_momc), ("glasgow", run_glasgow)):
+            if key in kept and (kept[key]["status"] == "optimal" or kept[key].get("why") == "cpu"):
+                rec[key] = kept[key]            # --resume: a finished peer run is not repeated
+                continue
             if peers[key]:
                 rec[key] = fn(peers[key], f if f.suffix == ".clq" else _plain(f), args.limit)
                 rec[key]["commit"] = peers[key].commit
@@ -153,7 +164,7 @@ def run(args) -> None:
             # the long stage: ours only where a peer finished (the targets are over those
             # graphs; a graph no peer solves would cost the whole limit for no ratio)
             if any(rec.get(k, {}).get("status") == "optimal" for k in ("glasgow", "momc")):
-                rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=1.5)
+                rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=args.wall_factor)
             else:
                 rec["ours"] = {"status": "not run", "why": "no peer finished", "cpu": 0.0,
                                "seconds": 0.0, "nodes": 0, "omega": 0}
@@ -311,6 +322,12 @@ def main(argv=None):
                     help="JSON lines the runs append to and --report reads")
     ap.add_argument("--peers-first", action="store_true",
                     help="run the peers first and ours only where one of them finished")
+    ap.add_argument("--wall-factor", type=float, default=1.5,
+                    help="a run's wall-clock stop, x the CPU limit (ours; the peers' is at least "
+                         "3): a niced run on a loaded machine needs more than 1.5")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the peers' finished runs (solved, or stopped by the CPU limit) "
+                         "recorded in --raw at this limit")
     ap.add_argument("--report", action="store_true", help="write the table from --raw")
     ap.add_argument("--title-suffix", default="", help="appended to the table's heading")
     ap.add_argument("--out", default=None, help="markdown file of the table (default results/dimacs.md)")
