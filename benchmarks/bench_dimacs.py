@@ -121,9 +121,19 @@ def run(args) -> None:
     peers = find_peers()
     for p in peers.values():
         print(f"peer {p.name}: {p.path or p.missing} (commit {p.commit})", flush=True)
+    if args.peers_first and not (peers["glasgow"] or peers["momc"]):
+        raise SystemExit("--peers-first: neither glasgow nor MoMC was found (give --peers DIR)")
     files = graph_files(args)
-    if args.only:
-        files = [(fam, f) for fam, f in files if stem(f) in args.only]
+    if args.only:                       # in the order given (the likeliest first)
+        by_name = {stem(f): (fam, f) for fam, f in files}
+        files = [by_name[n] for n in args.only if n in by_name]
+    previous = {}
+    if args.resume and Path(args.raw).is_file():
+        for line in Path(args.raw).read_text().splitlines():
+            r = json.loads(line)
+            if r["limit"] == args.limit:
+                previous[r["instance"]] = r
+    peers_mod.WALL_FACTOR = max(peers_mod.WALL_FACTOR, args.wall_factor)
     part, parts = (int(x) for x in args.part.split("/"))
     files = files[part - 1::parts]
     from stealsearch.engine import solve
@@ -137,14 +147,27 @@ def run(args) -> None:
         load = os.getloadavg()[0]
         rec = {"instance": name, "family": family, "n": graph.n, "m": graph.m,
                "density": round(graph.density(), 4), "load": load, "limit": args.limit,
-               "date": time.strftime("%Y-%m-%d %H:%M"),
-               # ours stops at 1.5x the limit in wall seconds (the peers: 3x, bench_peers):
-               # beyond the CPU limit a run does not count, and the holds must stay short
-               "ours": run_ours(graph, "auto", args.limit, wall_factor=1.5)}
-        for key, fn in (("glasgow", run_glasgow), ("momc", run_momc)):
+               "date": time.strftime("%Y-%m-%d %H:%M"), "commit": _commit()}
+        if not args.peers_first:
+            # ours stops at 1.5x the limit in wall seconds (the peers: 3x, bench_peers):
+            # beyond the CPU limit a run does not count, and the holds must stay short
+            rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=args.wall_factor)
+        kept = previous.get(name, {})
+        for key, fn in (("momc", run_momc), ("glasgow", run_glasgow)):
+            if key in kept and (kept[key]["status"] == "optimal" or kept[key].get("why") == "cpu"):
+                rec[key] = kept[key]            # --resume: a finished peer run is not repeated
+                continue
             if peers[key]:
                 rec[key] = fn(peers[key], f if f.suffix == ".clq" else _plain(f), args.limit)
                 rec[key]["commit"] = peers[key].commit
+        if args.peers_first:
+            # the long stage: ours only where a peer finished (the targets are over those
+            # graphs; a graph no peer solves would cost the whole limit for no ratio)
+            if any(rec.get(k, {}).get("status") == "optimal" for k in ("glasgow", "momc")):
+                rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=args.wall_factor)
+            else:
+                rec["ours"] = {"status": "not run", "why": "no peer finished", "cpu": 0.0,
+                               "seconds": 0.0, "nodes": 0, "omega": 0}
         omegas = {k: rec[k]["omega"] for k in ("ours", "glasgow", "momc")
                   if k in rec and rec[k]["status"] == "optimal"}
         if len(set(omegas.values())) > 1:
@@ -152,6 +175,20 @@ def run(args) -> None:
         print(json.dumps(rec), flush=True)
         with open(args.raw, "a") as fh:
             fh.write(json.dumps(rec) + "\n")
+
+
+def _commit() -> str:
+    """The checkout's commit (and '+' when its tree has changes), for the raw records."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--",
+                                "problems", "engine"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+" if dirty else "")
 
 
 def _plain(gz: Path) -> Path:
@@ -166,6 +203,8 @@ def _plain(gz: Path) -> Path:
 def _cell(r) -> str:
     if r is None:
         return "—"
+    if r["status"] == "not run":
+        return "not run"
     if r["status"] != "optimal":
         return f"> {r.get('cpu', 0):.1f}"
     return f"{r['cpu']:.3f}"
@@ -189,7 +228,13 @@ def report(args) -> list[str]:
          "its seconds; *ratio*: ours / the better peer among those that finished.  CliSAT and its "
          "MoMC column: the recursive calls published in the CliSAT appendix (another machine; "
          "nodes only).  Dates and load averages per graph are in the raw records "
-         f"({Path(args.raw).name}).", "",
+         f"({Path(args.raw).name})."
+         + ("  Ours: commit " + ", ".join(sorted({r["commit"] for r in rows if "commit" in r}))
+            + " (the records' checkout; '+': with uncommitted changes)."
+            if any("commit" in r for r in rows) else "")
+         + ("  *not run*: no peer finished the graph within the limit (`--peers-first`: "
+            "ours runs only where a ratio can be taken)."
+            if any(r["ours"]["status"] == "not run" for r in rows) else ""), "",
          "| graph | n | dens. | ω | ours CPU | ours nodes | bound | init (s) | glasgow CPU | MoMC CPU | MoMC branches | ratio | CliSAT steps | CliSAT's MoMC steps | load |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     tot = {"ours": 0.0, "glasgow": 0.0, "momc": 0.0}
@@ -228,9 +273,13 @@ def report(args) -> list[str]:
         momc_nodes = f"{m['nodes']:,}" if m and m["status"] == "optimal" else "—"
         clisat = "" if cs[0] is None else f"{cs[0]:,}"
         clisat_momc = "" if cs[1] is None else f"{cs[1]:,}"
+        ran = o["status"] != "not run"
+        if not ran:
+            omega = peer_ok[0]["omega"] if peer_ok else "?"
+        init = (f"{o.get('initial', '')} ({o.get('initial_seconds', 0):.2f})" if ran else "—")
         L.append(f"| {r['instance']} | {r['n']} | {r['density']:.2f} | {omega} | {_cell(o)} | "
-                 f"{o['nodes']:,} | {o.get('resolved', '')} | {o.get('initial', '')} "
-                 f"({o.get('initial_seconds', 0):.2f}) | {_cell(g)} | {_cell(m)} | {momc_nodes} | "
+                 f"{o['nodes']:,} | {o.get('resolved', '')} | {init} "
+                 f"| {_cell(g)} | {_cell(m)} | {momc_nodes} | "
                  f"{ratio} | {clisat} | {clisat_momc} | {r['load']:.1f} |")
     L += ["", f"- solved within the limit: ours {solved['ours']}, glasgow {solved['glasgow']}, "
           f"MoMC {solved['momc']} of {len(rows)} graphs"]
@@ -253,7 +302,8 @@ def report(args) -> list[str]:
     if missed:
         L.append(f"- solved by a peer, not by us within the limit: {', '.join(missed)}")
     out = RESULTS / "dimacs.md" if not args.out else Path(args.out)
-    write_section(str(out), "Maximum clique: the DIMACS set and BHOSLIB against glasgow and MoMC (issue 23)", L)
+    write_section(str(out), "Maximum clique: the DIMACS set and BHOSLIB against glasgow and MoMC "
+                  f"(issue 23){args.title_suffix}", L)
     print("\n".join(L))
     return L
 
@@ -270,7 +320,16 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None, help="graph names to run")
     ap.add_argument("--raw", default=str(RESULTS / "dimacs_raw.jsonl"),
                     help="JSON lines the runs append to and --report reads")
+    ap.add_argument("--peers-first", action="store_true",
+                    help="run the peers first and ours only where one of them finished")
+    ap.add_argument("--wall-factor", type=float, default=1.5,
+                    help="a run's wall-clock stop, x the CPU limit (ours; the peers' is at least "
+                         "3): a niced run on a loaded machine needs more than 1.5")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the peers' finished runs (solved, or stopped by the CPU limit) "
+                         "recorded in --raw at this limit")
     ap.add_argument("--report", action="store_true", help="write the table from --raw")
+    ap.add_argument("--title-suffix", default="", help="appended to the table's heading")
     ap.add_argument("--out", default=None, help="markdown file of the table (default results/dimacs.md)")
     args = ap.parse_args(argv)
     if args.peers:

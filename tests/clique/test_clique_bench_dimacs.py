@@ -1,0 +1,47 @@
+"""bench_dimacs's table from raw records (issue 23): the ratio, the totals over the graphs a
+peer solved, and a graph ours did not run (``--peers-first``: no peer finished it).  No
+solver runs here: the records are written by hand, the figures they imply are checked."""
+import json
+
+from stealsearch.benchmarks import bench_dimacs
+
+
+def _rec(name, ours, momc, glasgow):
+    def run(status, cpu, nodes=0, omega=0):
+        return {"status": status, "why": "cpu", "seconds": cpu, "cpu": cpu, "nodes": nodes,
+                "omega": omega}
+    r = {"instance": name, "family": "dimacs", "n": 10, "m": 20, "density": 0.44, "load": 1.0,
+         "limit": 120.0, "date": "2026-11-26 19:00", "commit": "abc1234",
+         "momc": dict(run(*momc), commit="m"), "glasgow": dict(run(*glasgow), commit="g")}
+    if ours == "not run":
+        r["ours"] = {"status": "not run", "why": "no peer finished", "cpu": 0.0, "seconds": 0.0,
+                     "nodes": 0, "omega": 0}
+    else:
+        r["ours"] = dict(run(*ours), initial=5, initial_seconds=0.01, root_bound=7,
+                         resolved="colour")
+    return r
+
+
+def test_report_ratios_totals_and_graphs_ours_did_not_run(tmp_path):
+    raw = tmp_path / "raw.jsonl"
+    recs = [_rec("solved", ("optimal", 3.0, 100, 6), ("optimal", 6.0, 50, 6), ("limit", 120.0)),
+            _rec("missed", ("limit", 120.0), ("optimal", 40.0, 70, 9), ("limit", 120.0)),
+            _rec("open", "not run", ("limit", 120.0), ("limit", 120.0))]
+    raw.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "table.md"
+    lines = bench_dimacs.main(["--report", "--raw", str(raw), "--out", str(out),
+                               "--title-suffix", ", 120 s"])
+    text = out.read_text()
+    assert text.startswith("## Maximum clique: the DIMACS set and BHOSLIB against glasgow and "
+                           "MoMC (issue 23), 120 s")
+    row = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in lines if ln.startswith("| ")}
+    assert row["solved"][11] == "0.50"                 # 3.0 / 6.0
+    assert row["missed"][11] == "> 3.0"                # the limit / MoMC's 40 s
+    assert row["open"][4] == "not run" and row["open"][7] == "—"
+    assert "ours 1, glasgow 0, MoMC 2 of 3 graphs" in text
+    # the totals: the two graphs a peer solved; an unfinished run counts the limit
+    assert ("over the 2 graphs a peer solved (a solver's limit where it did not finish): "
+            "ours 123.0 s, glasgow 240.0 s, MoMC 46.0 s; ours / the better peer's total 2.67"
+            in text)
+    assert "solved by a peer, not by us within the limit: missed" in text
+    assert "not run*: no peer finished" in text and "Ours: commit abc1234" in text
