@@ -18,26 +18,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 
-
-def run(root: str, argv: list[str]) -> dict:
-    exe = os.path.join(root, ".venv", "bin", "stealsearch")
-    t0 = time.perf_counter()
-    p = subprocess.Popen([exe, *argv, "--json", "--quiet"], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    d = json.loads(out)
-    return {"search": d["search_seconds"], "wall": wall, "gap": wall - d["search_seconds"],
-            "cpu": ru.ru_utime + ru.ru_stime, "nodes": d["nodes"],
-            "answer": d.get("count") if d.get("count") is not None else d.get("objective"),
-            "backend": d["backend"],
-            "phases": [(p["phase"], p["nodes"], round(p["seconds"], 3)) for p in d["phases"]],
-            "rc": os.waitstatus_to_exitcode(status)}
+from stealsearch.benchmarks.compare_checkouts import run   # one timed process
 
 
 def main(argv=None) -> int:
