@@ -306,6 +306,9 @@ def _kill_started_at_exit() -> None:
     "resource_tracker: process died unexpectedly, relaunching" (seen on Python 3.12)."""
     from multiprocessing import resource_tracker
 
+    # (the interpreter is exiting: a nanny that sees its worker end here would log a
+    # traceback while it tries to start it again, see ShieldedStart.abort)
+    logging.getLogger("distributed.nanny").setLevel(logging.CRITICAL)
     tracker = getattr(resource_tracker._resource_tracker, "_pid", None)
     _kill(pid for pid in _children() if pid != tracker and _blocks_sigterm(pid))
 
@@ -426,7 +429,20 @@ class ShieldedStart:
 
     def abort(self, close: Callable[[object], None], timeout: float) -> None:
         """Cancel the start, end its processes, close what it started; errors are
-        logged, not raised (a start whose result stopped mattering must not matter)."""
+        logged, not raised (a start whose result stopped mattering must not matter).
+        While it runs, distributed's nanny logs nothing below CRITICAL: a nanny whose
+        worker process this ends tries to start it again and, cancelled by the close,
+        logs a ~30-line traceback (seen when a SIGTERM landed during a ramp-up's start
+        on a loaded machine); those workers are ended on purpose."""
+        nanny_log = logging.getLogger("distributed.nanny")
+        level = nanny_log.level
+        nanny_log.setLevel(logging.CRITICAL)
+        try:
+            self._abort(close, timeout)
+        finally:
+            nanny_log.setLevel(level)
+
+    def _abort(self, close: Callable[[object], None], timeout: float) -> None:
         self.cancelled.set()
         deadline = time.monotonic() + timeout
         while not self.wait(0.05):
