@@ -437,10 +437,25 @@ def _running_workers(client) -> int:
     return sum(1 for w in workers.values() if w.get("status", "running") == "running")
 
 
+#: seconds between two looks at ``cancelled`` while waiting for workers
+CANCEL_POLL = 0.2
+
+
+class StartCancelled(ClusterUnavailable):
+    """A start was cancelled (its ``cancelled`` event set) while it waited for workers:
+    the ramp-up's search ended first and the start is being abandoned."""
+
+
 def _wait_for_workers(client, address: str, needed: int, timeout: float,
-                      minimum: int | None = None) -> None:
+                      minimum: int | None = None,
+                      cancelled: threading.Event | None = None) -> None:
     """Wait up to ``timeout`` s for ``needed`` running workers, telling the user if it is
     not immediate; after that, go on with ``minimum`` (default: all needed) or fail.
+    ``cancelled`` set (before or during the wait) ends it with :class:`StartCancelled`,
+    silently: the ramp-up abandons a start whose search ended by killing its worker
+    processes, and a wait for workers that can no longer come would otherwise last the
+    whole ``timeout`` (60 s for a LocalCluster of ours, with a "waiting for 2 workers"
+    line that meant nothing to the user).
 
     (The search takes the workers present when it starts.)
     """
@@ -448,10 +463,15 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
     try:
         if _running_workers(client) >= needed:
             return
+        if cancelled is not None and cancelled.is_set():
+            raise StartCancelled("the cluster's start was cancelled")
         _notice(f"waiting for {needed} worker{'s' if needed > 1 else ''} at {address} "
                 f"(up to {timeout:g} s; see --wait-workers) ...")
         t0 = time.monotonic()
-        client.wait_for_workers(needed, timeout=timeout)
+        if cancelled is None:
+            client.wait_for_workers(needed, timeout=timeout)
+        else:
+            _wait_or_cancel(client, needed, timeout, cancelled)
     except TimeoutError as exc:
         from distributed.client import WorkerStartTimeoutError
         if isinstance(exc, WorkerStartTimeoutError):
@@ -471,11 +491,29 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
     log.info("%d workers at %s after %.1f s", needed, address, time.monotonic() - t0)
 
 
+def _wait_or_cancel(client, needed: int, timeout: float, cancelled: threading.Event) -> None:
+    """``client.wait_for_workers(needed, timeout)`` in slices of :data:`CANCEL_POLL`
+    seconds, looking at ``cancelled`` between them; the last slice's timeout error (with
+    the workers it found) is the one raised."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            client.wait_for_workers(needed, timeout=max(0.01, min(CANCEL_POLL, left)))
+            return
+        except TimeoutError:
+            if cancelled.is_set():
+                raise StartCancelled("the cluster's start was cancelled") from None
+            if left <= CANCEL_POLL:
+                raise
+
+
 @contextlib.contextmanager
 def dask_client(workers: int | None = None, scheduler: str | None = None,
                 config: str | None = None, wait: bool = True, *,
                 connect_timeout: float | None = None, wait_workers: float | None = None,
-                force: bool = False, announce: bool | None = None) -> Iterator["object"]:
+                force: bool = False, announce: bool | None = None,
+                cancelled: threading.Event | None = None) -> Iterator["object"]:
     """A ``distributed.Client`` for the requested place; closed on exit.
 
     workers : worker processes of a LocalCluster started here (default: one per usable
@@ -491,6 +529,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     force : start a local cluster bigger than the machine (see ``check_worker_count``).
     announce : print the dashboard's link once on stderr when connected (default: when
         stderr is a terminal; the CLI passes False for ``--quiet`` and ``--json``).
+    cancelled : an event that, once set, ends a wait for workers with
+        :class:`StartCancelled` (the ramp-up's start in the background, abandoned).
     """
     _quiet_logs()
     if scheduler is not None and config is not None:
@@ -534,7 +574,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         client = _connect(target, address, connect_timeout, security)
         try:
             if wait:
-                _wait_for_workers(client, address, needed, timeout, minimum)
+                _wait_for_workers(client, address, needed, timeout, minimum, cancelled)
             if announce if announce is not None else _stderr_is_a_terminal():
                 announce_dashboard(client)
             try:

@@ -176,7 +176,8 @@ def _connect(place: Place, problem, cancelled) -> _Connection:
 
     context = dask_client(workers=place.workers, scheduler=place.scheduler,
                           config=place.cluster_config, connect_timeout=place.connect_timeout,
-                          wait_workers=place.wait_workers, force=place.force)
+                          wait_workers=place.wait_workers, force=place.force,
+                          cancelled=cancelled)
     connection = _Connection(context, context.__enter__())
     if not cancelled.is_set():
         _warm(connection.client, problem, cancelled)

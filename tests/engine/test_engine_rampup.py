@@ -24,7 +24,7 @@ from stealsearch.engine.policy import StealPolicy
 from examples.subset_sum import PySubsetSum, SubsetSum, dp_oracle
 from stealsearch.problems.clique import CliqueProblem, check_clique, gnp
 from stealsearch.problems.uts import UTSProblem
-from procutil import _alive, end_processes
+from procutil import _alive, end_processes, wait_until
 from stealsearch.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,6 +233,7 @@ def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing():
 
     tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=6, root_seed=19))
     full = solve(tree, backend="sequential")
+    interrupts._quiet_resource_tracker()    # this process's one tracker, there for good
     before = descendants(os.getpid())
     r = run_rampup(tree, place=Place(workers=2), grace=0, first_threads=2)
     assert descendants(os.getpid()) == before
@@ -378,6 +379,45 @@ def test_aborting_a_start_that_still_runs_ends_its_processes():
     starter.abort(lambda p: None, timeout=30)
     assert starter.done() and starter.failed and cancelled.is_set()
     assert holder["p"].poll() is not None
+
+
+@pytest.mark.timeout(50)      # the hang guard: before the fix this abort took 60 s
+def test_aborting_a_start_whose_workers_it_killed_does_not_wait_for_them(monkeypatch, caplog):
+    """The ramp-up's search ends just after its LocalCluster came up and before the
+    start confirmed its workers: the abort kills the worker processes (and those their
+    nannies restart), so the workers the start then waits for can never come.  The wait
+    sees the cancel and ends the start; it used to wait out its whole 60 s timeout and
+    print "waiting for 2 workers ..." (a 61.7 s stall of `clique --workers 2` seen on
+    61e9e37).  The start is held just before its wait until the kills took effect."""
+    import logging
+
+    from stealsearch.engine import cluster, rampup
+
+    real_wait = cluster._wait_for_workers
+    up = threading.Event()
+
+    def held_wait(client, *args, **kwargs):
+        up.set()
+        deadline = time.monotonic() + 30
+        while cluster._running_workers(client) >= 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return real_wait(client, *args, **kwargs)
+
+    monkeypatch.setattr(cluster, "_wait_for_workers", held_wait)
+    interrupts._quiet_resource_tracker()    # this process's one tracker, there for good
+    before = descendants(os.getpid())
+    cancelled = threading.Event()
+    starter = interrupts.ShieldedStart(
+        lambda: rampup._connect(rampup.Place(workers=2), UTSProblem.preset("T1"), cancelled),
+        cancelled=cancelled)
+    assert up.wait(40)
+    with caplog.at_level(logging.INFO, logger="stealsearch"):
+        starter.abort(rampup._close, timeout=120)
+    assert starter.failed
+    with pytest.raises(cluster.StartCancelled):
+        starter.result()
+    assert "waiting for" not in caplog.text
+    wait_until(lambda: descendants(os.getpid()) == before, 10, "the start's processes ended")
 
 
 # -- flags ----------------------------------------------------------------------------------------
