@@ -212,23 +212,29 @@ def _cell(r) -> str:
 
 def report(args) -> list[str]:
     recs = {}
-    for line in Path(args.raw).read_text().splitlines():
-        r = json.loads(line)
-        recs[r["instance"]] = r             # the latest record of a graph wins
+    # --also's files first: a graph re-run at a higher limit (in --raw) replaces its record
+    for raw in [*(args.also or []), args.raw]:
+        for line in Path(raw).read_text().splitlines():
+            r = json.loads(line)
+            recs[r["instance"]] = r             # the latest record of a graph wins
     rows = sorted(recs.values(), key=lambda r: (r["family"], r["instance"]))
-    limit = max(r["limit"] for r in rows) if rows else args.limit
+    limits = sorted({r["limit"] for r in rows})
+    limit = max(limits) if rows else args.limit
+    limit_text = (f"{limit:g} CPU s" if len(limits) <= 1 else
+                  " or ".join(f"{x:g}" for x in limits) + " CPU s (each record's own: a graph "
+                  f"some peer solved within {min(limits):g} s was not re-run)")
     commits = sorted({f"{k} {r[k].get('commit', 'unknown')}" for r in rows
                       for k in ("glasgow", "momc") if k in r})
     L = [machine_header(), "", "Peers (built from their public sources): " + "; ".join(commits)
          + ".  Runs: " + ", ".join(sorted({r["date"][:10] for r in rows})) + ".", "",
-         f"One run per graph, sequential, CPU seconds; limit {limit:g} CPU s per solver and graph "
+         f"One run per graph, sequential, CPU seconds; limit {limit_text} per solver and graph "
          "(`> x`: stopped at the limit).  Ours = `auto` (CPU of the searching thread over building "
          "the problem -- vertex order, root bound, AMTS initial clique -- and the search); peers: "
          "their process's CPU (reading the file included).  *init*: our first incumbent (AMTS) and "
          "its seconds; *ratio*: ours / the better peer among those that finished.  CliSAT and its "
          "MoMC column: the recursive calls published in the CliSAT appendix (another machine; "
          "nodes only).  Dates and load averages per graph are in the raw records "
-         f"({Path(args.raw).name})."
+         f"({', '.join(Path(x).name for x in [*(args.also or []), args.raw])})."
          + ("  Ours: commit " + ", ".join(sorted({r["commit"] for r in rows if "commit" in r}))
             + " (the records' checkout; '+': with uncommitted changes)."
             if any("commit" in r for r in rows) else "")
@@ -259,14 +265,14 @@ def report(args) -> list[str]:
                 # the totals: graphs a peer solved; a solver that did not finish one
                 # counts its limit (at least what it would have cost)
                 if x:
-                    tot[k] += x["cpu"] if x["status"] == "optimal" else limit
-                    fam[k] += x["cpu"] if x["status"] == "optimal" else limit
+                    tot[k] += x["cpu"] if x["status"] == "optimal" else r["limit"]
+                    fam[k] += x["cpu"] if x["status"] == "optimal" else r["limit"]
             if o["status"] == "optimal":
                 ratio = f"{o['cpu'] / max(better, 1e-3):.2f}"
                 worst.append((o["cpu"] / max(better, 1e-3), r["instance"]))
             else:
                 missed.append(r["instance"])
-                ratio = f"> {limit / max(better, 1e-3):.1f}"
+                ratio = f"> {r['limit'] / max(better, 1e-3):.1f}"
         omega = o["omega"] if o["status"] == "optimal" else (
             peer_ok[0]["omega"] if peer_ok else f"≥ {o['omega']}")
         cs = CLISAT_STEPS.get(r["instance"], (None, None))
@@ -329,6 +335,9 @@ def main(argv=None):
                     help="keep the peers' finished runs (solved, or stopped by the CPU limit) "
                          "recorded in --raw at this limit")
     ap.add_argument("--report", action="store_true", help="write the table from --raw")
+    ap.add_argument("--also", nargs="*", default=None,
+                    help="--report: raw files read before --raw (e.g. a lower limit's stage; a "
+                         "graph in --raw replaces its record there)")
     ap.add_argument("--title-suffix", default="", help="appended to the table's heading")
     ap.add_argument("--out", default=None, help="markdown file of the table (default results/dimacs.md)")
     args = ap.parse_args(argv)

@@ -45,3 +45,28 @@ def test_report_ratios_totals_and_graphs_ours_did_not_run(tmp_path):
             in text)
     assert "solved by a peer, not by us within the limit: missed" in text
     assert "not run*: no peer finished" in text and "Ours: commit abc1234" in text
+
+
+def test_report_over_two_stages_counts_each_records_own_limit(tmp_path):
+    """--also: a 10 s stage read first, the 120 s stage's record of a graph replaces its
+    10 s record, and an unfinished run counts its own record's limit (10, not 120)."""
+    short, long_ = tmp_path / "s10.jsonl", tmp_path / "s120.jsonl"
+    quick = _rec("quick", ("optimal", 1.0, 10, 4), ("optimal", 2.0, 5, 4), ("limit", 10.0))
+    quick["limit"] = 10.0
+    hard10 = _rec("hard", "not run", ("limit", 10.0), ("limit", 10.0))
+    hard10["limit"] = 10.0
+    hard120 = _rec("hard", ("optimal", 30.0, 900, 7), ("optimal", 60.0, 80, 7), ("limit", 120.0))
+    short.write_text(json.dumps(quick) + "\n" + json.dumps(hard10) + "\n")
+    long_.write_text(json.dumps(hard120) + "\n")
+    out = tmp_path / "table.md"
+    lines = bench_dimacs.main(["--report", "--raw", str(long_), "--also", str(short),
+                               "--out", str(out)])
+    text = out.read_text()
+    row = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in lines if ln.startswith("| ")}
+    assert set(row) - {"graph"} == {"quick", "hard"}      # ("graph": the heading row)
+    assert row["hard"][11] == "0.50" and row["quick"][11] == "0.50"
+    # glasgow: 10 (its 10 s limit on "quick") + 120 (its limit on "hard")
+    assert ("ours 31.0 s, glasgow 130.0 s, MoMC 62.0 s; ours / the better peer's total 0.50"
+            in text)
+    assert "limit 10 or 120 CPU s (each record's own" in text
+    assert "(s10.jsonl, s120.jsonl)" in text
