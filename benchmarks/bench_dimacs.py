@@ -136,11 +136,8 @@ def run(args) -> None:
     peers_mod.WALL_FACTOR = max(peers_mod.WALL_FACTOR, args.wall_factor)
     part, parts = (int(x) for x in args.part.split("/"))
     files = files[part - 1::parts]
-    from stealsearch.engine import solve
-    from stealsearch.problems.clique import CliqueProblem, gnp
     from stealsearch.problems.clique.problem import FAST_BOUNDS
-    for bound in FAST_BOUNDS:           # load every kernel before a timed run
-        solve(CliqueProblem(gnp(60, 0.5, 1), bound=bound), backend="sequential")
+    peers_mod.warm_kernels(["auto", *FAST_BOUNDS])     # load every kernel before a timed run
     for family, f in files:
         graph = read_dimacs(f)
         name = stem(f)
