@@ -287,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv, interrupts)
     except KeyboardInterrupt:
         return _interrupted(interrupts)
+    except (SystemError, RuntimeError) as exc:
+        if _from_interrupt(exc):            # (see _main)
+            return _interrupted(interrupts)
+        raise
     finally:
         _restore(previous, interrupts, as_program)
 
@@ -326,10 +330,13 @@ def _main(argv: list, interrupts) -> int:
         return 1
     except KeyboardInterrupt:
         return _interrupted(interrupts)
-    except SystemError as exc:
+    except (SystemError, RuntimeError) as exc:
         # a Ctrl-C that lands while numba loads or runs a compiled function's Python part
         # (the clique's initial local search, about a second in) surfaces as "returned a
-        # result with an exception set", chained from the KeyboardInterrupt
+        # result with an exception set", chained from the KeyboardInterrupt; one that lands
+        # while a class is created (a dataclass's fields, importing engine/cluster_config.py
+        # half a second in) as Python 3.11's "RuntimeError: Error calling __set_name__",
+        # caused by it
         if _from_interrupt(exc):
             return _interrupted(interrupts)
         raise

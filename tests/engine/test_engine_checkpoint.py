@@ -336,6 +336,39 @@ def catches_sigterm(pid):
     return False
 
 
+class _InterruptedWhileNamed:
+    """A class attribute whose ``__set_name__`` meets a Ctrl-C, as a dataclass's fields do
+    when the signal lands while an import creates the class."""
+
+    def __set_name__(self, owner, name):
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_that_python_wraps_is_still_an_interrupt(monkeypatch, capsys):
+    """A Ctrl-C that lands while a class is being created (engine/cluster_config.py's
+    ClusterPlan, imported half a second in: seen once in test_a_very_early_signal_is_never_lost)
+    reaches the command as Python 3.11's "RuntimeError: Error calling __set_name__", caused
+    by the KeyboardInterrupt (3.12+ raises the KeyboardInterrupt itself): either way the
+    command says `stealsearch: interrupted` and exits 130, no traceback.  A RuntimeError
+    that no interrupt caused is still raised."""
+    import stealsearch.cli as cli
+
+    def parser_of_an_interrupted_import():
+        class Plan:                                   # noqa: F841
+            kwargs = _InterruptedWhileNamed()
+
+    monkeypatch.setattr(cli, "build_parser", parser_of_an_interrupted_import)
+    assert cli.main(["clique", "--gnp", "10", "0.5"]) == 130
+    assert capsys.readouterr().err == "stealsearch: interrupted\n"
+
+    def parser_with_a_bug():
+        raise RuntimeError("a bug, not an interrupt")
+
+    monkeypatch.setattr(cli, "build_parser", parser_with_a_bug)
+    with pytest.raises(RuntimeError, match="a bug, not an interrupt"):
+        cli.main(["clique", "--gnp", "10", "0.5"])
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_very_early_signal_is_never_lost(sig, code):
     """#25 item 3: a Ctrl-C (or SIGTERM) while the command still imports numba and Dask,
