@@ -468,10 +468,7 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
         _notice(f"waiting for {needed} worker{'s' if needed > 1 else ''} at {address} "
                 f"(up to {timeout:g} s; see --wait-workers) ...")
         t0 = time.monotonic()
-        if cancelled is None:
-            client.wait_for_workers(needed, timeout=timeout)
-        else:
-            _wait_or_cancel(client, needed, timeout, cancelled)
+        _wait_or_cancel(client, needed, timeout, cancelled)
     except TimeoutError as exc:
         from distributed.client import WorkerStartTimeoutError
         if isinstance(exc, WorkerStartTimeoutError):
@@ -491,20 +488,22 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
     log.info("%d workers at %s after %.1f s", needed, address, time.monotonic() - t0)
 
 
-def _wait_or_cancel(client, needed: int, timeout: float, cancelled: threading.Event) -> None:
-    """``client.wait_for_workers(needed, timeout)`` in slices of :data:`CANCEL_POLL`
-    seconds, looking at ``cancelled`` between them; the last slice's timeout error (with
-    the workers it found) is the one raised."""
+def _wait_or_cancel(client, needed: int, timeout: float,
+                    cancelled: threading.Event | None) -> None:
+    """``client.wait_for_workers(needed, timeout)``; with a ``cancelled`` event, in slices
+    of :data:`CANCEL_POLL` seconds, looking at it between them.  The last slice's timeout
+    error (with the workers it found) is the one raised."""
+    step = timeout if cancelled is None else CANCEL_POLL
     deadline = time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
         try:
-            client.wait_for_workers(needed, timeout=max(0.01, min(CANCEL_POLL, left)))
+            client.wait_for_workers(needed, timeout=max(0.01, min(step, left)))
             return
         except TimeoutError:
-            if cancelled.is_set():
+            if cancelled is not None and cancelled.is_set():
                 raise StartCancelled("the cluster's start was cancelled") from None
-            if left <= CANCEL_POLL:
+            if left <= step:
                 raise
 
 

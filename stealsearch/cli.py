@@ -288,7 +288,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted(interrupts)
     except (SystemError, RuntimeError) as exc:
-        if _from_interrupt(exc):            # (see _main)
+        # a Ctrl-C that Python or numba wrapped (here, for the imports above and all of
+        # _main): while numba loads or runs a compiled function's Python part (the clique's
+        # initial local search, about a second in) it surfaces as "returned a result with
+        # an exception set", chained from the KeyboardInterrupt; while a class is created
+        # (a dataclass's fields, importing engine/cluster_config.py half a second in) as
+        # Python 3.11's "RuntimeError: Error calling __set_name__", caused by it
+        if _from_interrupt(exc):
             return _interrupted(interrupts)
         raise
     finally:
@@ -330,16 +336,6 @@ def _main(argv: list, interrupts) -> int:
         return 1
     except KeyboardInterrupt:
         return _interrupted(interrupts)
-    except (SystemError, RuntimeError) as exc:
-        # a Ctrl-C that lands while numba loads or runs a compiled function's Python part
-        # (the clique's initial local search, about a second in) surfaces as "returned a
-        # result with an exception set", chained from the KeyboardInterrupt; one that lands
-        # while a class is created (a dataclass's fields, importing engine/cluster_config.py
-        # half a second in) as Python 3.11's "RuntimeError: Error calling __set_name__",
-        # caused by it
-        if _from_interrupt(exc):
-            return _interrupted(interrupts)
-        raise
 
 
 def _from_interrupt(exc: BaseException) -> bool:
