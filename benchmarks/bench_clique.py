@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from stealsearch.engine import StealPolicy, solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.problems.clique import CliqueProblem, read_dimacs
 from stealsearch.problems.clique.generators import gnp
 

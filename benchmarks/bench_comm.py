@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 
 from .common import machine_header, write_section
 
@@ -48,10 +48,10 @@ def time_handler(peer, k):
 def fill_shared(dask_worker=None):
     """A fake search entry on the victim whose shared portion never runs dry: the real
     handler method (WorkerSearch.handle_steal) answers, through the real router."""
-    from stealsearch.engine.dask_backend import tables
-    from stealsearch.engine.worker import WorkerSearch
-    from stealsearch.engine.stack import RowCodec
-    from stealsearch.engine.stealstack import SharedPortion
+    from stealsearch.engine.transports.dask import tables
+    from stealsearch.engine.core.worker import WorkerSearch
+    from stealsearch.engine.core.stack import RowCodec
+    from stealsearch.engine.core.stealstack import SharedPortion
 
     class Bottomless(SharedPortion):
         def steal(self, k, half):
@@ -76,7 +76,7 @@ def time_actor(actor, k):
 
 
 def main():
-    from stealsearch.engine.dask_backend import PLUGIN_NAME, StealstackPlugin, live_workers
+    from stealsearch.engine.transports.dask import PLUGIN_NAME, StealstackPlugin, live_workers
 
     with dask_client(workers=2) as client:
         client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)   # (idempotent)

@@ -116,7 +116,7 @@ def _sizes(sizes) -> str:
 
 
 def sweep_figures(seeds: int) -> tuple[list[str], float]:
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
     from stealsearch.problems.commclust.sweep import run_sweep
 
     tables = {"CG-like 32": cg_like(32), "CG-like 64": cg_like(64), "EP-like 32": ep_like(32, seed=0),
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     md.append("")
     md.append("### Tie-break sweep as Dask tasks")
     md.append("")
-    md.append(f"Every (table, seed) pair is one item of the sweep runner (`stealsearch.engine.sweep`: an ordinary Dask "
+    md.append(f"Every (table, seed) pair is one item of the sweep runner (`stealsearch.engine.app.sweep`: an ordinary Dask "
               f"task, the table read from a `.npy` file) on a LocalCluster "
               f"of 2 worker processes; {sweep_wall:.1f} s wall for all tables (cluster start included). "
               "Stability = share of seeds whose best partition equals the most frequent one; spread = "

@@ -1,10 +1,10 @@
-"""How the fraction-done estimate (engine/estimate.py) tracks the truth on runs whose totals are known.
+"""How the fraction-done estimate (engine/core/estimate.py) tracks the truth on runs whose totals are known.
 
 For each instance: a first sequential run without the estimate gives the total (UTS:
 checked against the published size) and its node count; a second run with the
 estimate records, at every chunk, the nodes done and each method's fraction (Knuth's
 probes, and the same probes calibrated by the cuts' regression; see the module doc of
-engine/estimate.py).  At 10, 25, 50, 75 and 90 % of the second run's time it reports the
+engine/core/estimate.py).  At 10, 25, 50, 75 and 90 % of the second run's time it reports the
 true fraction (nodes so far / total) beside the estimates, and the ETA's error (the
 estimated nodes left over the node rate of the last half second, minus the time the
 run really took to end).  It checks that the two runs counted the same nodes (the
@@ -25,12 +25,12 @@ import time
 
 import numpy as np
 
-from stealsearch.engine.estimate import CPU_SHARE, METHODS, ProgressEstimator
+from stealsearch.engine.core.estimate import CPU_SHARE, METHODS, ProgressEstimator
 
 #: the estimator's defaults (the first table is theirs)
 DEFAULT_POOL = ProgressEstimator.__init__.__kwdefaults__["pool"]
 DEFAULT_METHOD = ProgressEstimator.__init__.__kwdefaults__["method"]
-from stealsearch.engine.sequential import run_sequential
+from stealsearch.engine.transports.sequential import run_sequential
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.clique.problem import CliqueProblem
 from stealsearch.problems.uts.problem import PRESETS, UTSProblem
@@ -193,7 +193,7 @@ def main(argv=None) -> int:
              "Estimated fraction done against the truth (nodes so far / final total) at 10-90 % "
              "of the run's time, sequential backend; ETA error = estimated seconds left minus "
              "true seconds left (+: too late, -: too early).  `python -m stealsearch.benchmarks.bench_estimate`; "
-             "method in engine/estimate.py; plot: results/estimate.png.", "",
+             "method in engine/core/estimate.py; plot: results/estimate.png.", "",
              "| instance | nodes | run s | probing | shown | at | true | Knuth | calibrated | ETA err Knuth s | ETA err calibrated s | true s left |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.problems.hrelation import (ALGORITHMS, all_to_all, load_lower_bound, random_instance,
                                 regular, three_cycle_family, three_cycle_lower_bound,
                                 verify_schedule, weighted)

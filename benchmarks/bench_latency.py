@@ -200,9 +200,9 @@ class Testbed:
 
     def client(self):
         from distributed import Client
-        from stealsearch.engine.cluster import _quiet_logs
+        from stealsearch.engine.deploy.quiet_logs import quiet_distributed_logs
 
-        _quiet_logs()
+        quiet_distributed_logs()
         c = Client(self.scheduler, timeout=30)
         c.wait_for_workers(2 * self.per_ns, timeout=60)
         return c
@@ -235,7 +235,7 @@ class Testbed:
 # -- measurements -------------------------------------------------------------------------------
 def steal_rtt(client, a, b) -> float:
     from stealsearch.benchmarks.bench_comm import fill_shared, time_handler
-    from stealsearch.engine.dask_backend import PLUGIN_NAME, StealstackPlugin
+    from stealsearch.engine.transports.dask import PLUGIN_NAME, StealstackPlugin
 
     client.register_plugin(StealstackPlugin(), name=PLUGIN_NAME)
     client.run(fill_shared, workers=[b])

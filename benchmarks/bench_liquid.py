@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .common import cpu_model as _cpu_model, commit as _commit
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.engine.solve import solve
 from stealsearch.problems.liquid import (LiquidScheduleProblem, TeamCountProblem, fig1_traffic, round_robin_schedule,
                              swiss_t1)

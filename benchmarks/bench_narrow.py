@@ -28,7 +28,7 @@ import sys
 import time
 
 from stealsearch.engine import solve
-from stealsearch.engine.policy import StealPolicy
+from stealsearch.engine.core.policy import StealPolicy
 
 
 def shares(r) -> list[float]:
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     ref = solve(problem, backend="sequential")
     print(json.dumps({"case": case, "config": "sequential", "nodes": ref.nodes, "count": ref.count,
                       "search": round(ref.search_seconds, 3), "load": loads[0]}), flush=True)
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
 
     rows: dict[str, list] = {"2 lanes": [], "2 workers": []}
     bad = 0

@@ -116,7 +116,7 @@ def write(path: str, title: str, header: str, rows: list[dict]) -> None:
     lines = [header + f" Load average when written {load_end:.2f}.", "",
              "Wall time of the whole `stealsearch ... --json --quiet` process (imports, kernel "
              "load, cluster start and close included), median of N runs per mode, the modes "
-             "interleaved. *default* = no place flag: the ramp-up (`engine/rampup.py`, grace "
+             "interleaved. *default* = no place flag: the ramp-up (`engine/transports/rampup.py`, grace "
              "1 s, then a LocalCluster of 2 in the background). *search s* = the search time "
              "`--sequential` reports (the target applies to searches under 1 s). Every answer "
              "was checked against the published size (UTS) and against `--sequential`.", "",

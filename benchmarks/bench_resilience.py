@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from stealsearch.engine import solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 
 from .common import machine_header, write_section
 

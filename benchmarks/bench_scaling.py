@@ -47,7 +47,7 @@ import sys
 import time
 
 from stealsearch.engine import solve
-from stealsearch.engine.cores import usable_cores
+from stealsearch.engine.deploy.cores import usable_cores
 
 #: the UTS sample trees of the issue (UTS 2.1's sample_trees.sh): T1XL 1.64 G nodes
 #: (geometric), T3XXL 2.79 G nodes (binomial)
@@ -103,7 +103,7 @@ def configurations(p: int):
 
 
 def run_uts(tree: str, ps: list[int], seconds: float, emit) -> None:
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
 
     problem = uts(tree)
     solve(uts("T1L"), backend="sequential", time_limit=0.2)                # kernel loaded
@@ -131,7 +131,7 @@ def run_clique(ps: list[int], emit, limit: float, graph=(1000, 0.5, 1),
                budget: float | None = None) -> None:
     """The clique part (see the module docstring): the baseline, then P from the largest
     down, each configuration within what is left of ``budget`` seconds (if given)."""
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
     from stealsearch.problems.clique import CliqueProblem
     from stealsearch.problems.clique.generators import gnp
 

@@ -29,7 +29,7 @@ import time
 import tracemalloc
 
 from stealsearch.engine import solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 
 from .common import machine_header, write_section
 

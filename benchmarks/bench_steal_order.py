@@ -19,7 +19,7 @@ import statistics
 import time
 
 from stealsearch.engine import solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.problems.clique import CliqueProblem
 from stealsearch.problems.clique.generators import gnp
 

@@ -3,7 +3,7 @@ search faster as processes, as threads of one process, or both?
 
 Configurations (``--configs``): ``seq`` (the sequential backend, the baseline);
 ``seqT`` = the sequential backend with T search threads (lanes) in this process, no
-Dask at all (:mod:`stealsearch.engine.lanes`); ``PxT`` = P Dask worker processes x T lanes each
+Dask at all (:mod:`stealsearch.engine.transports.lanes`); ``PxT`` = P Dask worker processes x T lanes each
 (``threads_per_worker=T``): by default ``seq2``, ``2x1`` (two processes, the stealstack
 between them), ``1x2`` (one worker process, two lanes on one shared portion: no
 messages), ``2x2``.  Problems (``--problems``): UTS T1L
@@ -31,7 +31,7 @@ import time
 
 from stealsearch.benchmarks.common import machine_header, write_section
 from stealsearch.engine import solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 
 HERE = os.path.dirname(__file__)
 OUT = os.path.join(HERE, "results", "threads.md")
@@ -105,7 +105,7 @@ def main(argv=None):
             with machine_lock(args.lock):
                 if pt is None:
                     res[c] = [one(prob, backend="sequential") for _ in range(args.runs)]
-                elif pt[0] == 0:         # T lanes in this process, no Dask (stealsearch.engine.lanes)
+                elif pt[0] == 0:         # T lanes in this process, no Dask (stealsearch.engine.transports.lanes)
                     res[c] = [one(prob, backend="sequential", threads_per_worker=pt[1])
                               for _ in range(args.runs)]
                 else:

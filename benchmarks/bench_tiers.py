@@ -24,13 +24,13 @@ import time
 import numpy as np
 
 from stealsearch.engine import FastProblem, RowLayout, solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.problems.uts import UTSProblem
 from stealsearch.problems.uts import kernels as K
 
 from .common import machine_header, write_section
 
-NOTE = ("The target (generated driver <= 10% over the hand-written kernel) holds where a node does real work (UTS: a SHA-1 per child, 0.97x). On subset sum, whose node is ~2 ns, the driver adds ~1.4 ns per node (copying the popped row to a scratch row, the children's view, the generic mode checks): 1.70x there. With numba's reference counting left on, the same driver took 27x the raw time (atomic increments on every array argument), hence `_nrt=False` (engine/fast.py).")
+NOTE = ("The target (generated driver <= 10% over the hand-written kernel) holds where a node does real work (UTS: a SHA-1 per child, 0.97x). On subset sum, whose node is ~2 ns, the driver adds ~1.4 ns per node (copying the popped row to a scratch row, the children's view, the generic mode checks): 1.70x there. With numba's reference counting left on, the same driver took 27x the raw time (atomic increments on every array argument), hence `_nrt=False` (engine/core/fast.py).")
 
 # -- UTS in the fast tier: the raw kernel's per-node work as an expand() -----------------
 UTS_ROW = RowLayout("height", digest=5)

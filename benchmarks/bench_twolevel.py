@@ -93,7 +93,7 @@ def literal_gsc(sizes, repeats):
 
 
 def dask_sweep(sizes, seeds, workers, extras):
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
     from stealsearch.problems.twolevel.sweep import aggregate, format_table, run_sweep
     from stealsearch.problems.twolevel.sweep_items import twolevel
 

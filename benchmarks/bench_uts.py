@@ -16,7 +16,7 @@ import argparse
 import statistics
 
 from stealsearch.engine import StealPolicy, solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.problems.uts import PRESETS, UTSProblem
 
 from .common import machine_header, write_section
@@ -86,7 +86,7 @@ def main(argv=None):
     print("\n".join(lines))
 
 
-from stealsearch.engine.timing import speedup_text  # noqa: E402  (a speed-up above n is flagged)
+from stealsearch.engine.app.timing import speedup_text  # noqa: E402  (a speed-up above n is flagged)
 
 
 if __name__ == "__main__":

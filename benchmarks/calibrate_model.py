@@ -18,7 +18,7 @@ import os
 import statistics
 
 from stealsearch.engine import StealPolicy, solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 
 from .common import commit, cpu_model
 

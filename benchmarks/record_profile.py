@@ -4,7 +4,7 @@ The profile is the tree's first levels *exactly* as the real engine expands them
 starting from ``problem.root_frontier()``, every node is expanded with the engine's
 own kernel (``make_stack(problem)``, ``stack.run(1, incumbent)``: one expansion
 leaves exactly the node's children on the stack, bottom-to-top, the way
-``stealsearch.engine.dask_backend._deal`` expands the root), level after level while the next
+``stealsearch.engine.transports.dask._deal`` expands the root), level after level while the next
 level has at most ``--max-frontier`` nodes.  Every node of the deepest level is then
 searched to exhaustion by the same kernel, which gives its exact subtree size;
 shallower sizes are 1 + the sum of their children's.  The sum over the profile
@@ -33,8 +33,8 @@ import time
 import numpy as np
 
 from stealsearch.engine import solve
-from stealsearch.engine.problem import IMPROVED, Mode
-from stealsearch.engine.stack import make_stack
+from stealsearch.engine.core.problem import IMPROVED, Mode
+from stealsearch.engine.core.stack import make_stack
 
 from .calibrate_model import make_problem
 from .common import commit, cpu_model

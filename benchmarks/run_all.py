@@ -3,7 +3,7 @@
 A benchmark is a module with a ``main(argv)`` (``benchmarks/bench_<name>.py``) that
 measures and writes its section ``benchmarks/results/<name>.md``: the machine, date and
 commit in its header, speed-ups as ratios against the sequential run of the same run.
-The sets are grids of the sweep runner (:mod:`stealsearch.engine.sweep`), one item per benchmark:
+The sets are grids of the sweep runner (:mod:`stealsearch.engine.app.sweep`), one item per benchmark:
 
     benchmarks/grids/bench.yaml       make bench        the standard set (~20-30 min on 2 cores)
     benchmarks/grids/bench_full.yaml  make bench-full   + the heavy studies: clique in full,
@@ -99,7 +99,7 @@ are ratios against the sequential run *of the same benchmark run*.
 def bench(*, name: str, module: str = "", args: str = "", writes: str = "") -> dict:
     """Run one benchmark as a child process in :data:`WORKDIR`; check that it rewrote
     its section and that the section names its commit."""
-    from stealsearch.engine import interrupts
+    from stealsearch.engine.deploy import interrupts
 
     module = module or f"stealsearch.benchmarks.bench_{name}"
     output = WORKDIR / (writes or f"benchmarks/results/{name}.md")
@@ -186,7 +186,7 @@ def grid_spec(path: str | os.PathLike, quick: bool = False, only=None) -> dict:
     ``only``: the items whose ``name`` is listed."""
     import yaml
 
-    from stealsearch.engine.sweep import GridError
+    from stealsearch.engine.app.sweep import GridError
 
     path = Path(path)
     try:
@@ -239,7 +239,7 @@ def scratch_copy(workdir: Path) -> Path:
 def run(spec: dict, workdir: Path, resume: bool = False, progress=None):
     """Run a benchmark grid with :data:`WORKDIR` = ``workdir``; the sweep summary and
     every item's outcome."""
-    from stealsearch.engine.sweep import load_grid, read_outcomes, run_sweep
+    from stealsearch.engine.app.sweep import load_grid, read_outcomes, run_sweep
 
     global WORKDIR
     out = workdir / "benchmarks" / "results" / "runs"
@@ -312,7 +312,7 @@ def main(argv=None) -> int:
                     help="continue the run table of an interrupted run (default: a new run)")
     ap.add_argument("--assemble", action="store_true", help="only rebuild RESULTS.md")
     args = ap.parse_args(argv)
-    from stealsearch.engine.errors import InputError
+    from stealsearch.engine.core.errors import InputError
 
     try:
         if args.assemble:

@@ -1,14 +1,14 @@
 """A discrete-event simulation of the stealstack protocol, to predict scaling past 2 cores.
 
-What is modelled (engine/dask_backend.py, engine/stealstack.py, engine/victims.py,
-engine/stack.py; seed 003 ch. 3-4):
+What is modelled (engine/transports/dask/, engine/core/stealstack.py, engine/core/victims.py,
+engine/core/stack.py; seed 003 ch. 3-4):
 
 * **Dealing.**  The client expands the root depth-first until the stack holds at least
   one row per worker (or is empty) and deals the rows round-robin (row i to worker
   i mod n); these nodes are set-up, not search.
 * **Chunks.**  A worker runs the kernel on its local portion for ``budget`` node
   expansions, which take ``nodes / rate + chunk_overhead`` seconds; the budget adapts
-  like :class:`stealsearch.engine.stack.BudgetTuner` (start 2,000, doubled while a full chunk
+  like :class:`stealsearch.engine.core.stack.BudgetTuner` (start 2,000, doubled while a full chunk
   takes less than half of ``chunk_seconds``, halved when one takes more than twice).
 * **RELEASE** of the ``k`` bottom rows while the local portion holds more than
   ``release_threshold`` rows, after every chunk; the shared portion is a deque of
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stealsearch.engine.policy import StealPolicy
+from stealsearch.engine.core.policy import StealPolicy
 
 REPORT_INTERVAL = 0.1
 #: recorded splits pooled (nearest sizes first) to split one unrecorded row.

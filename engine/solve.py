@@ -7,10 +7,10 @@
 """
 from __future__ import annotations
 
-from .errors import InputError
-from .policy import StealPolicy
-from .problem import Problem, check_problem
-from .result import SearchResult
+from .core.errors import InputError
+from .core.policy import StealPolicy
+from .core.problem import Problem, check_problem, holds_gil
+from .core.result import SearchResult
 
 BACKENDS = ("auto", "sequential", "dask", "rampup")
 
@@ -30,7 +30,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         "auto" (the default) uses the machine it runs on (:func:`choose_backend`):
         with no place (``workers``, ``scheduler``, ``cluster_config``, ``client``), the
         search runs at once in this process as lanes on every usable core
-        (:func:`stealsearch.engine.cores.usable_cores`; no cluster, no process started),
+        (:func:`stealsearch.engine.deploy.cores.usable_cores`; no cluster, no process started),
         or, for a problem whose node code holds the GIL (the Python reference tier),
         ramps up onto a LocalCluster of one process per usable core; with ``workers``
         alone (a LocalCluster we start), it ramps up with no grace: the search starts
@@ -39,8 +39,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         "sequential": this process only (one thread unless ``threads_per_worker``);
         "dask": the stealstack over Dask workers from the first node;
         "rampup": start in this process at once; after ``grace`` seconds (default
-        ``stealsearch.engine.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
-        the open rows over once it is ready (:mod:`stealsearch.engine.rampup`).  A search that ends
+        ``stealsearch.engine.transports.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
+        the open rows over once it is ready (:mod:`stealsearch.engine.transports.rampup`).  A search that ends
         within the grace period starts no cluster at all.  ``result.phases`` says
         which phase did what.
     workers / scheduler / cluster_config / client : where the dask backend (or the
@@ -51,22 +51,22 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
     time_limit, node_limit : stop early with status "interrupted"; the result keeps the
         best solution found and, in optimise mode, a proven bound.  So does a first
-        Ctrl-C / SIGTERM (stealsearch.engine.interrupts).
-    checkpoint : a directory: every consistent cut is written there (stealsearch.engine.checkpoint),
+        Ctrl-C / SIGTERM (stealsearch.engine.deploy.interrupts).
+    checkpoint : a directory: every consistent cut is written there (stealsearch.engine.core.checkpoint),
         and ``resume(checkpoint)`` continues the search later, anywhere.
     checkpoint_every : seconds between consistent cuts (default
         ``epochs.DEFAULT_CHECKPOINT_EVERY``, 5): the work a lost
         worker costs at most, per worker.
     checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
-        :func:`stealsearch.engine.cluster.dask_client`.
+        :func:`stealsearch.engine.deploy.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
-        portion (:mod:`stealsearch.engine.worker`); default 1 (measured:
+        portion (:mod:`stealsearch.engine.core.worker`); default 1 (measured:
         benchmarks/results/threads.md).  With backend "sequential", or "auto" with no
-        place: that many threads in this process (:mod:`stealsearch.engine.lanes`;
+        place: that many threads in this process (:mod:`stealsearch.engine.transports.lanes`;
         "auto"'s default: the usable cores); the ramp-up's first phase runs lanes on
         min(usable cores, workers x threads_per_worker) threads (one stack for a problem
-        that holds the GIL: :func:`stealsearch.engine.rampup.first_phase_threads`).
+        that holds the GIL: :func:`stealsearch.engine.transports.rampup.first_phase_threads`).
 
     Returns
     -------
@@ -115,9 +115,9 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     stored in the checkpoint.  Other keywords as :func:`solve`; the checkpoint keeps
     being written into ``directory`` unless ``checkpoint=`` says otherwise.  ``trust``:
     unpickle the stored problem even if this user's key did not sign the checkpoint
-    (:mod:`stealsearch.engine.checkpoint`: a pickle can run code)."""
-    from .checkpoint import load_problem, read_cut, read_manifest
-    from .stack import make_stack
+    (:mod:`stealsearch.engine.core.checkpoint`: a pickle can run code)."""
+    from .core.checkpoint import load_problem, read_cut, read_manifest
+    from .core.stack import make_stack
 
     manifest = read_manifest(directory)
     if problem is None:
@@ -135,14 +135,14 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
          wait_workers=None, force=False, grace=None, threads_per_worker=None) -> SearchResult:
     import numbers
 
-    from . import interrupts
+    from .deploy import interrupts
 
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
-    from .cluster import parse_workers
+    from .deploy.cluster import parse_workers
     workers = parse_workers(workers)
     if threads_per_worker is not None:
-        from .cluster_config import MAX_THREADS_PER_WORKER as MAX_THREADS
+        from .deploy.cluster_config import MAX_THREADS_PER_WORKER as MAX_THREADS
         if isinstance(threads_per_worker, bool) or not isinstance(
                 threads_per_worker, numbers.Integral) or not 1 <= threads_per_worker <= MAX_THREADS:
             raise InputError(f"threads per worker must be a whole number >= 1 (at most {MAX_THREADS}), "
@@ -174,7 +174,7 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
     carried = 0 if cut is None else cut.nodes
     with interrupts.handling_interrupts():
         if backend == "rampup":
-            from .rampup import Place, check_grace, run_rampup
+            from .transports.rampup import Place, check_grace, run_rampup
             place = Place(client=client, workers=workers, scheduler=scheduler,
                           cluster_config=cluster_config, connect_timeout=connect_timeout,
                           wait_workers=wait_workers, force=force)
@@ -185,14 +185,14 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
             raise InputError(f"a ramp-up grace applies to backend 'rampup' or 'auto' with no "
                              f"place given, not to {backend!r}")
         if backend == "sequential":
-            from .sequential import run_sequential
+            from .transports.sequential import run_sequential
             return _one_phase(run_sequential(problem, threads=threads_per_worker or 1,
                                              **common), carried)
-        from .dask_backend import run_dask
+        from .transports.dask import run_dask
         if client is not None:
             return _one_phase(run_dask(problem, client, workers=workers, **threads, **common),
                               carried)
-        from .cluster import dask_client
+        from .deploy.cluster import dask_client
         with dask_client(workers=workers, scheduler=scheduler, config=cluster_config,
                          connect_timeout=connect_timeout, wait_workers=wait_workers,
                          force=force) as c:
@@ -200,17 +200,6 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
             # most ``workers`` of its workers
             return _one_phase(run_dask(problem, c, workers=workers if (scheduler or cluster_config)
                                        else None, **threads, **common), carried)
-
-
-def holds_gil(problem: Problem) -> bool:
-    """Does ``problem``'s node code hold the GIL while it runs?  The reference tier's
-    (Python ``children``) does, and so does a raw kernel compiled without ``nogil``;
-    then threads of one process search one at a time, and only processes run in
-    parallel.  A fast-tier driver and every kernel compiled ``nogil=True`` do not."""
-    if getattr(problem, "stack_class", None) is not None:    # nodes are Python objects
-        return True
-    options = getattr(problem.kernel, "targetoptions", None)  # a numba dispatcher's flags
-    return options is None or not options.get("nogil", False)
 
 
 def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_config=None,
@@ -232,7 +221,7 @@ def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_co
 
     ``fall_back``: a cluster nobody asked for that cannot start is a note, and the
     search goes on here (not an error)."""
-    from .cores import usable_cores
+    from .deploy.cores import usable_cores
 
     if any(x is not None for x in (scheduler, cluster_config, client)):
         return "dask", False, grace, threads_per_worker
@@ -245,7 +234,7 @@ def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_co
 
 
 def _one_phase(result: SearchResult, carried: int) -> SearchResult:
-    """The ``phases`` entry of a backend that ran one phase (see stealsearch.engine.rampup)."""
+    """The ``phases`` entry of a backend that ran one phase (see stealsearch.engine.transports.rampup)."""
     if not result.phases:
         result.phases = [{"phase": result.backend,
                           "where": "this process" if result.backend.startswith("sequential")
@@ -260,7 +249,7 @@ def _check_place(place, grace: float) -> None:
     would otherwise surface only after ``grace`` seconds of search)."""
     import numbers
 
-    from .addresses import check_scheduler_address
+    from .deploy.addresses import check_scheduler_address
 
     if place.scheduler is not None and place.cluster_config is not None:
         raise InputError("give --scheduler or --cluster-config, not both")
@@ -270,8 +259,8 @@ def _check_place(place, grace: float) -> None:
             place.workers, numbers.Integral) or place.workers < 1):
         raise InputError(f"--workers must be a whole number >= 1, got {place.workers!r}")
     if place.local and place.workers is not None:
-        from .cluster import check_worker_count
+        from .deploy.cluster import check_worker_count
         check_worker_count(place.workers, place.force, notice=False)   # cores, memory
     if place.cluster_config is not None:
-        from .cluster_config import read_cluster_config
+        from .deploy.cluster_config import read_cluster_config
         read_cluster_config(place.cluster_config)

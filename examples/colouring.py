@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from stealsearch import FastProblem, PythonProblem, RowLayout, SolutionError, solve
-from stealsearch.engine.fast import copy_row
+from stealsearch.engine.core.fast import copy_row
 
 
 def read_dimacs(path):

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from stealsearch import Bits, FastProblem, PythonProblem, RowLayout, SolutionError, solve
-from stealsearch.engine.fast import copy_row, set_bit
+from stealsearch.engine.core.fast import copy_row, set_bit
 
 
 class _Knapsack:                                   # instance data and checks, both tiers

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from stealsearch import FastProblem, InvalidProblem, PythonProblem, RowLayout, solve
-from stealsearch.engine.problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS,
+from stealsearch.engine.core.problem import (BUDGET, EMPTY, ENUMERATE, GROW, IMPROVED, NODES, SOLUTIONS,
                             Mode, Problem, SolutionError)
 
 

@@ -12,7 +12,7 @@ vertices is not made, so the tree is at most ``k`` deep and **binary**: its stac
 holds more than ``k + 1`` rows.  That is the tree a newcomer's problem gave the engine
 in issue #21 (with ``k`` <= 31 the stack never passed the default release threshold of
 32, so the default policy never released a row and a second worker sat idle); the
-engine now shares work when an idle peer asks (:mod:`stealsearch.engine.worker`), and
+engine now shares work when an idle peer asks (:mod:`stealsearch.engine.core.worker`), and
 ``tests/examples/test_vertex_cover.py`` checks that every worker stays busy on it.
 
 Optimise mode maximises ``-size`` (``objective_sense = -1``: results show the size);
@@ -27,8 +27,8 @@ import sys
 import numpy as np
 
 from stealsearch import FastProblem, InvalidProblem, PythonProblem, RowLayout, SolutionError, solve
-from stealsearch.engine.bitset import ctz, popcount
-from stealsearch.engine.fast import NOT_A_SOLUTION
+from stealsearch.engine.core.bitset import ctz, popcount
+from stealsearch.engine.core.fast import NOT_A_SOLUTION
 
 
 class _VertexCover:                                 # instance data and checks, both tiers

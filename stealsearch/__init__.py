@@ -33,18 +33,18 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 #: public name -> the engine module that defines it
 _API = {
     "solve": "solve", "resume": "solve",
-    "StealPolicy": "policy",
-    "Problem": "problem", "Mode": "problem", "check_problem": "problem",
-    "ContractError": "problem", "InvalidProblem": "problem", "SolutionError": "problem",
-    # the raw tier's kernel contract: statuses, counter slots, modes (engine/problem.py)
-    "BUDGET": "problem", "EMPTY": "problem", "GROW": "problem", "IMPROVED": "problem",
-    "NODES": "problem", "SOLUTIONS": "problem", "N_ENGINE_COUNTERS": "problem",
-    "OPTIMISE": "problem", "DECIDE": "problem", "ENUMERATE": "problem",
-    "PythonProblem": "reference",
-    "FastProblem": "fast", "RowLayout": "layout", "Bits": "layout", "NOT_A_SOLUTION": "fast",
-    "SearchResult": "result", "WorkerStats": "result",
-    "InputError": "errors", "SearchFailed": "errors",
-    "dask_client": "cluster",
+    "StealPolicy": "core.policy",
+    "Problem": "core.problem", "Mode": "core.problem", "check_problem": "core.problem",
+    "ContractError": "core.problem", "InvalidProblem": "core.problem", "SolutionError": "core.problem",
+    # the raw tier's kernel contract: statuses, counter slots, modes (engine/core/problem.py)
+    "BUDGET": "core.problem", "EMPTY": "core.problem", "GROW": "core.problem", "IMPROVED": "core.problem",
+    "NODES": "core.problem", "SOLUTIONS": "core.problem", "N_ENGINE_COUNTERS": "core.problem",
+    "OPTIMISE": "core.problem", "DECIDE": "core.problem", "ENUMERATE": "core.problem",
+    "PythonProblem": "core.reference",
+    "FastProblem": "core.fast", "RowLayout": "core.layout", "Bits": "core.layout", "NOT_A_SOLUTION": "core.fast",
+    "SearchResult": "core.result", "WorkerStats": "core.result",
+    "InputError": "core.errors", "SearchFailed": "core.errors",
+    "dask_client": "deploy.cluster",
 }
 
 __all__ = ["__version__", *_API]

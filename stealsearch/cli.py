@@ -1,11 +1,11 @@
 """The ``stealsearch`` command: the sub-command table and the one error policy.
 
-Bad input anywhere (an :class:`stealsearch.engine.errors.InputError`, or an argparse error)
+Bad input anywhere (an :class:`stealsearch.engine.core.errors.InputError`, or an argparse error)
 prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
 a search that could not finish exits 1.  A first Ctrl-C or SIGTERM during a search
 stops it and prints the result so far (status interrupted, best, bound, nodes), then
 exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once, unless it is the echo of
-a job manager's group signal (:mod:`stealsearch.engine.interrupts`).  A signal before the
+a job manager's group signal (:mod:`stealsearch.engine.deploy.interrupts`).  A signal before the
 search (while the engine is imported, a graph read) prints ``stealsearch: interrupted``
 and exits 128 + n: the handlers are installed before the first heavy import.
 ``stealsearch resume DIR`` re-runs the command stored in a checkpoint from its cut.
@@ -37,7 +37,7 @@ SUBCOMMAND_MODULES = (
 
 
 def build_parser() -> OneLineParser:
-    from stealsearch.engine.commandline import OneLineParser
+    from stealsearch.engine.app.commandline import OneLineParser
 
     parser = OneLineParser(
         prog="stealsearch",
@@ -70,7 +70,7 @@ def _register_resume(sub) -> None:
                                    "checkpoint of a different input is refused.")
     p.add_argument("dir", metavar="DIR", help="the folder a --checkpoint DIR run wrote")
     where = p.add_mutually_exclusive_group()
-    from stealsearch.engine.commandline import add_workers_argument
+    from stealsearch.engine.app.commandline import add_workers_argument
     add_workers_argument(where, "continue on a LocalCluster of N worker processes (no N, or "
                                 "'auto': one per usable core)")
     where.add_argument("--sequential", action="store_true",
@@ -84,7 +84,7 @@ def _register_resume(sub) -> None:
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
                    help="stop after about N more nodes")
     # the new place may need them as a new search does (e.g. --workers 16 on 2 cores)
-    from stealsearch.engine.commandline import add_cluster_arguments
+    from stealsearch.engine.app.commandline import add_cluster_arguments
 
     add_cluster_arguments(p)
     p.add_argument("--trust", action="store_true",
@@ -135,7 +135,7 @@ def validated_command(directory, argv, parser) -> list[str]:
     """The stored command of a checkpoint, checked before anything of it runs: a search
     sub-command, every option one of that sub-command's, none of them an output path
     (those are refused: resume writes only the checkpoint it was given and stdout)."""
-    from stealsearch.engine.checkpoint import CheckpointError
+    from stealsearch.engine.core.checkpoint import CheckpointError
 
     searches = _search_commands(parser)
     if not argv or argv[0] not in searches:
@@ -154,7 +154,7 @@ def validated_command(directory, argv, parser) -> list[str]:
 
 
 def _run_resume(args) -> int:
-    from stealsearch.engine.checkpoint import CheckpointError, check_signed, read_manifest
+    from stealsearch.engine.core.checkpoint import CheckpointError, check_signed, read_manifest
 
     manifest = read_manifest(args.dir)
     argv = (manifest.get("info") or {}).get("argv")
@@ -185,11 +185,11 @@ def _run_resume(args) -> int:
 
 # --- signals before the engine is imported ------------------------------------------------
 #: (signal, monotonic time) of the signals that arrived before the engine's own handlers
-#: were installed (:func:`stealsearch.engine.interrupts.own_process_signals` takes them)
+#: were installed (:func:`stealsearch.engine.deploy.interrupts.own_process_signals` takes them)
 _EARLY: list = []
 #: a second signal this soon after a first SIGTERM is the same request (GNU timeout,
 #: SLURM, Kubernetes: the process, then its group); the engine's rule, repeated here
-#: because the engine cannot be imported yet (stealsearch.engine.interrupts.ECHO_WINDOW)
+#: because the engine cannot be imported yet (stealsearch.engine.deploy.interrupts.ECHO_WINDOW)
 _ECHO_WINDOW = 1.0
 
 
@@ -279,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = _install_early_handlers()      # before the first heavy import
     interrupts = None
     try:
-        from stealsearch.engine import interrupts as imported
+        from stealsearch.engine.deploy import interrupts as imported
         interrupts = imported
         if previous is not None:
             interrupts.own_process_signals([s for s, _ in _EARLY],
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # _main): while numba loads or runs a compiled function's Python part (the clique's
         # initial local search, about a second in) it surfaces as "returned a result with
         # an exception set", chained from the KeyboardInterrupt; while a class is created
-        # (a dataclass's fields, importing engine/cluster_config.py half a second in) as
+        # (a dataclass's fields, importing engine/deploy/cluster_config.py half a second in) as
         # Python 3.11's "RuntimeError: Error calling __set_name__", caused by it
         if _from_interrupt(exc):
             return _interrupted(interrupts)
@@ -302,8 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list, interrupts) -> int:
-    from stealsearch.engine.commandline import one_line_warnings
-    from stealsearch.engine.errors import InputError, SearchFailed
+    from stealsearch.engine.app.commandline import one_line_warnings
+    from stealsearch.engine.core.errors import InputError, SearchFailed
 
     try:
         with one_line_warnings(argv):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 import time
 
-from stealsearch.engine.cluster import dask_client
-from stealsearch.engine.commandline import add_workers_argument
+from stealsearch.engine.deploy.cluster import dask_client
+from stealsearch.engine.app.commandline import add_workers_argument
 
 #: (package, function name) of the tour's later sections, in order.
 SECTIONS = (
@@ -35,11 +35,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from stealsearch.engine.commandline import check_workers
+    from stealsearch.engine.app.commandline import check_workers
 
     check_workers(args)
     if args.workers is None:
-        from stealsearch.engine.cores import usable_cores
+        from stealsearch.engine.deploy.cores import usable_cores
         args.workers = usable_cores()
     t0 = time.perf_counter()
     ok = True

@@ -6,7 +6,7 @@
     stealsearch reproduce 003 --sequential
 
 For each seed the reproducer runs its grid (``benchmarks/grids/reproduce/<pkg>[_quick].yaml``)
-through :func:`stealsearch.engine.sweep.run_sweep` (resumable: a second run skips the finished rows),
+through :func:`stealsearch.engine.app.sweep.run_sweep` (resumable: a second run skips the finished rows),
 reads the CSV table back and writes ``DIR/<seed>_<pkg>.md`` with PNG plots next to it.
 Every figure in a report is computed from the table; every claim of the paper gets one
 verdict line, decided by comparing the measured value with the paper's stated value or
@@ -36,8 +36,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from stealsearch.engine.errors import InputError
-from stealsearch.engine.inputs import check_output_dir
+from stealsearch.engine.core.errors import InputError
+from stealsearch.engine.core.inputs import check_output_dir
 
 from .sweep import KINDS
 
@@ -64,7 +64,7 @@ MATCHED, NOT = "matched", "not reproduced"
 # -- the sub-command ---------------------------------------------------------------------
 
 def register(subparsers) -> None:
-    from stealsearch.engine.commandline import add_backend_arguments
+    from stealsearch.engine.app.commandline import add_backend_arguments
 
     p = subparsers.add_parser(
         "reproduce", help="reproduce a seed paper's claims: one markdown + PNG report per seed",
@@ -101,8 +101,8 @@ def run(args) -> int:
         for seed in seeds:
             code = max(code, _report(seed, out, args.quick, None, args.json))
         return code
-    from stealsearch.engine.cluster import dask_client
-    from stealsearch.engine.commandline import cluster_options
+    from stealsearch.engine.deploy.cluster import dask_client
+    from stealsearch.engine.app.commandline import cluster_options
 
     # --force, --connect-timeout, --wait-workers were accepted and then ignored
     with dask_client(workers=args.workers, scheduler=args.scheduler,
@@ -138,7 +138,7 @@ def grid_path(seed: str, quick: bool) -> Path:
 def reproduce(seed: str, out, *, quick: bool = False, client=None) -> dict:
     """Run ``seed``'s grid into ``out/tables/<mode>/`` and write its report; returns
     ``{"seed", "report", "plots", "table", "claims", "failures"}``."""
-    from stealsearch.engine.sweep import load_grid, run_sweep
+    from stealsearch.engine.app.sweep import load_grid, run_sweep
 
     if seed not in SEEDS:
         raise InputError(f"unknown seed {seed!r}")
@@ -167,7 +167,7 @@ def _n_workers(client) -> int | None:
 
 
 def _value(text: str):
-    from stealsearch.engine.sweep import parse_cell
+    from stealsearch.engine.app.sweep import parse_cell
 
     v = parse_cell(text)
     if isinstance(v, str) and v[:1] in "[{":
@@ -207,7 +207,7 @@ def fig(row: dict, name: str):
 # -- the report --------------------------------------------------------------------------
 
 def machine_line() -> str:
-    from stealsearch.engine.provenance import cpu_model
+    from stealsearch.engine.app.provenance import cpu_model
 
     try:
         load = f"{os.getloadavg()[0]:.2f}"
@@ -251,7 +251,7 @@ class Context:
         return path
 
     def write(self) -> Path:
-        from stealsearch.engine.provenance import git_commit
+        from stealsearch.engine.app.provenance import git_commit
 
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / f"{self.seed}_{self.pkg}.md"

@@ -1,4 +1,4 @@
-"""``stealsearch sweep GRID.yaml``: run a parameter sweep (:mod:`stealsearch.engine.sweep`).
+"""``stealsearch sweep GRID.yaml``: run a parameter sweep (:mod:`stealsearch.engine.app.sweep`).
 
 ::
 
@@ -21,9 +21,9 @@ import contextlib
 import sys
 import tempfile
 
-from stealsearch.engine.commandline import (add_backend_arguments, cluster_options, non_negative_float,
+from stealsearch.engine.app.commandline import (add_backend_arguments, cluster_options, non_negative_float,
                                 print_json)
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 
 #: Item kinds of the sweeps: name -> "module:function" (see each function's docstring).
 KINDS = {
@@ -43,7 +43,7 @@ SHOW_FAILURES = 10
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "sweep", help="run a parameter sweep from a grid file (resumable, one CSV row per item)",
-        description="Run the items of a grid file (see engine/sweep.py for the format) and "
+        description="Run the items of a grid file (see engine/app/sweep.py for the format) and "
                     "append one row per item to OUT/<name>.csv; a re-run skips the items "
                     "already done.  Item kinds: " + ", ".join(KINDS) + ".")
     p.add_argument("grid", metavar="GRID.yaml", help="the grid file")
@@ -68,7 +68,7 @@ def sweep_status(summary) -> str:
 
 
 def run(args) -> int:
-    from stealsearch.engine.sweep import load_grid, run_sweep
+    from stealsearch.engine.app.sweep import load_grid, run_sweep
 
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
@@ -91,7 +91,7 @@ def run(args) -> int:
             if args.sequential:
                 summary = run_sweep(grid, out, client=None, **limits)
             else:
-                from stealsearch.engine.cluster import dask_client
+                from stealsearch.engine.deploy.cluster import dask_client
 
                 with dask_client(workers=args.workers, scheduler=args.scheduler,
                                  config=args.cluster_config, **cluster_options(args)) as client:

@@ -6,7 +6,7 @@ import pytest
 
 from procutil import BACKGROUND, _alive, end_processes
 
-# checkpoints are signed with a per-user key under $XDG_CONFIG_HOME (engine/checkpoint.py):
+# checkpoints are signed with a per-user key under $XDG_CONFIG_HOME (engine/core/checkpoint.py):
 # the suite and the processes it starts use a key of their own, never the user's
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="stealsearch-tests-config-")
 
@@ -14,7 +14,7 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="stealsearch-tests-confi
 @pytest.fixture(scope="session")
 def cluster4():
     """A LocalCluster of 4 worker processes (searches use 1-4 of them)."""
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
 
     with dask_client(workers=4) as client:
         pids = list(client.run(os.getpid).values())

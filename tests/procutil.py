@@ -78,7 +78,7 @@ def owned_cluster(workers: int, seen: set, warm=None):
     worker PID it ever had goes into ``seen``; at the end each is ended by PID and none
     may survive.  ``warm(client)`` runs first (e.g. a tiny search: kernels loaded and
     the plugin registered everywhere)."""
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
 
     with dask_client(workers=workers) as client:
         worker_pids(client, seen)

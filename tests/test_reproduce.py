@@ -85,7 +85,7 @@ def test_sequential_clique_says_why_worker_claims_are_not_reproduced(tmp_path):
 
 
 def test_every_grid_loads_with_the_reproduce_kinds():
-    from stealsearch.engine.sweep import load_grid
+    from stealsearch.engine.app.sweep import load_grid
 
     for seed, pkg in SEEDS.items():
         for suffix in ("", "_quick"):

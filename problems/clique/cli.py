@@ -24,9 +24,9 @@ not be maximal) with the proven bound.
 from __future__ import annotations
 
 
-from stealsearch.engine.commandline import (add_backend_arguments, print_json, result_json, seed_int,
+from stealsearch.engine.app.commandline import (add_backend_arguments, print_json, result_json, seed_int,
                                 solve_from_args)
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 from .model import CliqueInputError
 from .problem import BOUNDS, HEURISTICS, MODES, ORDERS, CliqueProblem
@@ -132,7 +132,7 @@ def run_clique(args) -> int:
     if args.k is not None and args.mode != "decide":
         raise CliqueInputError("--k applies to --mode decide only")
     if args.out:
-        from stealsearch.engine.inputs import check_output_path
+        from stealsearch.engine.core.inputs import check_output_path
 
         check_output_path(args.out, CliqueInputError)          # before the search
     graph = _load_graph(args)
@@ -154,9 +154,9 @@ def run_clique(args) -> int:
     if args.out:
         import json
 
-        from stealsearch.engine.commandline import finite_json
-        from stealsearch.engine.inputs import write_output_text
-        from stealsearch.engine.result import json_default
+        from stealsearch.engine.app.commandline import finite_json
+        from stealsearch.engine.core.inputs import write_output_text
+        from stealsearch.engine.core.result import json_default
 
         write_output_text(args.out, json.dumps(finite_json(result_json(result, **extra)),
                                                indent=2, default=json_default,

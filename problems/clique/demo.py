@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stealsearch.engine.solve import solve
-from stealsearch.engine.timing import warm_up
+from stealsearch.engine.app.timing import warm_up
 
 from .generators import decode_design, design_graph, gnp
 from .io import read_dimacs

@@ -10,9 +10,9 @@ Validation (each failure is one :class:`CliqueInputError` naming ``file:line``):
 a line of another kind, a missing, repeated, late or malformed ``p`` line, a
 non-numeric or missing field, a vertex id outside 1..N, and an edge count that
 matches M neither as lines nor as distinct edges.  What users' files often hold is
-accepted with one :class:`~stealsearch.engine.errors.InputWarning` saying what was dropped:
+accepted with one :class:`~stealsearch.engine.core.errors.InputWarning` saying what was dropped:
 duplicate edges (also ``u v`` next to ``v u``) and self-loops (``e 5 5``: a clique
-never uses one).  Files are opened through :mod:`stealsearch.engine.inputs`, so ``.gz`` inputs
+never uses one).  Files are opened through :mod:`stealsearch.engine.core.inputs`, so ``.gz`` inputs
 (``keller4.clq.gz``) are read transparently and a directory, binary data or a corrupt
 gzip file is one clear line.  Vertex labels are the 1-based ids, so answers read like
 the file.
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stealsearch.engine.errors import InputWarning
-from stealsearch.engine.inputs import read_input_bytes, shown
+from stealsearch.engine.core.errors import InputWarning
+from stealsearch.engine.core.inputs import read_input_bytes, shown
 
 from .model import CliqueInputError, Graph
 

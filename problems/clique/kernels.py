@@ -1,6 +1,6 @@
 """numba kernels of the clique search: one DFS chunk over an explicit stack of rows.
 
-Every kernel follows the engine contract (:mod:`stealsearch.engine.problem`):
+Every kernel follows the engine contract (:mod:`stealsearch.engine.core.problem`):
 ``kernel(stack, top, budget, mode, incumbent, counters, solution, *data) -> (top, status, value)``.
 
 Row layout (int64 words; ``W = ceil(n / 64)``)::
@@ -61,9 +61,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from stealsearch.engine.bitset import _ctpop64 as popcount
-from stealsearch.engine.bitset import _cttz64 as ctz
-from stealsearch.engine.problem import (BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS,
+from stealsearch.engine.core.bitset import _ctpop64 as popcount
+from stealsearch.engine.core.bitset import _cttz64 as ctz
+from stealsearch.engine.core.problem import (BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS,
                             N_ENGINE_COUNTERS)
 
 LEVEL, BOUND, X0 = 0, 1, 2

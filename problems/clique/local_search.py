@@ -68,8 +68,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from stealsearch.engine.bitset import _ctpop64 as popcount
-from stealsearch.engine.bitset import _cttz64 as ctz
+from stealsearch.engine.core.bitset import _ctpop64 as popcount
+from stealsearch.engine.core.bitset import _cttz64 as ctz
 
 from .kernels import densest_candidate
 

@@ -24,7 +24,7 @@ from typing import Any, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 
 
 class CliqueInputError(InputError):

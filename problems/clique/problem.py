@@ -66,7 +66,7 @@ import time
 
 import numpy as np
 
-from stealsearch.engine.problem import Mode, Problem
+from stealsearch.engine.core.problem import Mode, Problem
 
 from . import kernels
 from .local_search import AMTS_DEPTH, amts, amts_iterations

@@ -1,4 +1,4 @@
-"""The ``clique`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): one maximum clique.
+"""The ``clique`` item of parameter sweeps (:mod:`stealsearch.engine.app.sweep`): one maximum clique.
 
 The instance is a G(n, p) graph (``generator: gnp`` with ``n``, ``p``, ``seed``), a named
 graph (``generator: named`` with ``name``) or a file (``file``: DIMACS ``.clq`` or an edge
@@ -11,7 +11,7 @@ list).  The clique found is checked by :func:`~stealsearch.problems.clique.verif
 """
 from __future__ import annotations
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 from .model import CliqueInputError
 

@@ -12,13 +12,13 @@ True
 >>> check_clique(g, [0, 2])
 Traceback (most recent call last):
 ...
-stealsearch.engine.problem.SolutionError: vertices 0 and 2 are not adjacent
+stealsearch.engine.core.problem.SolutionError: vertices 0 and 2 are not adjacent
 """
 from __future__ import annotations
 
 from typing import Hashable, Sequence
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 
 def neighbour_set(graph, v: int) -> set[int]:

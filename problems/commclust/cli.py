@@ -15,7 +15,7 @@ everywhere; the paper's random tie-break has its own ``--tie-seed``.
 The first positional may be the word ``sweep`` (a file literally named ``sweep`` must be
 given as ``./sweep``).  Single runs happen in this process (a polynomial algorithm: no
 cluster needed); ``sweep`` runs every (table, tie-break seed) pair through the one sweep
-runner (:mod:`stealsearch.engine.sweep`: small items as ordinary Dask tasks) and reports how stable the
+runner (:mod:`stealsearch.engine.app.sweep`: small items as ordinary Dask tasks) and reports how stable the
 best partition is; a failing item is reported and the others finish; with ``--out DIR`` the
 table ``DIR/commclust_sweep.csv`` keeps every finished item and the same command resumes.
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from stealsearch.engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
+from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, seed_int,
                                 add_file_or_subcommands)
 
@@ -190,8 +190,8 @@ def _run_single(args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from stealsearch.engine.inputs import check_output_dir
-    from stealsearch.engine.sweep import run_grid
+    from stealsearch.engine.core.inputs import check_output_dir
+    from stealsearch.engine.app.sweep import run_grid
 
     from .sweep import KINDS, summarize_sweep, sweep_grid, sweep_runs
 

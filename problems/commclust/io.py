@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from stealsearch.engine.inputs import read_input_bytes, read_input_text, shown
+from stealsearch.engine.core.inputs import read_input_bytes, read_input_text, shown
 
 from .model import CommTableError, validate_table
 

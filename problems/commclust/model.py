@@ -15,7 +15,7 @@ Choices made here (the paper leaves them open):
 * A valid table is a 2-D, square, finite, non-negative numeric array with ``N >= 2`` and some
   traffic between distinct processes (otherwise nothing can be clustered and ``D_G``'s
   normalisation, see :mod:`stealsearch.problems.commclust.quality`, is 0/0).
-* Every problem raises :class:`CommTableError` (an :class:`stealsearch.engine.errors.InputError`) with a
+* Every problem raises :class:`CommTableError` (an :class:`stealsearch.engine.core.errors.InputError`) with a
   one-line message naming the source and the offending row/column.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 
 
 class CommTableError(InputError):

@@ -1,6 +1,6 @@
 """One full characterisation run (seed 002, sections 3-4): cluster, score every partition,
 pick the best, optionally map it to machine groups; and the tie-break sweep, a grid for the
-one sweep runner (:mod:`stealsearch.engine.sweep`) with its report (:func:`summarize_sweep`: how stable
+one sweep runner (:mod:`stealsearch.engine.app.sweep`) with its report (:func:`summarize_sweep`: how stable
 the best partition is over the tie-break seeds).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .quality import quality_curve
 
 def _num(x: float):
     """JSON-friendly number: NaN -> None; an infinity stays a float (printed as JSON
-    ``null`` by :func:`stealsearch.engine.commandline.print_json`, never as a string)."""
+    ``null`` by :func:`stealsearch.engine.app.commandline.print_json`, never as a string)."""
     x = float(x)
     if math.isnan(x):
         return None
@@ -79,7 +79,7 @@ def public(result: dict) -> dict:
     return {k: v for k, v in result.items() if not k.startswith("_")}
 
 
-#: The item kind of this package's sweeps (stealsearch.engine.sweep resolves it where an item runs).
+#: The item kind of this package's sweeps (stealsearch.engine.app.sweep resolves it where an item runs).
 KINDS = {"commclust": "stealsearch.problems.commclust.sweep_items:commclust"}
 
 #: the name of the ``commclust sweep`` table: OUT/commclust_sweep.csv
@@ -88,7 +88,7 @@ GRID_NAME = "commclust_sweep"
 
 def sweep_grid(tie_seeds, *, files=(), examples=(), example_seed: int = 0, fmt: str | None = None,
                name: str = GRID_NAME) -> dict:
-    """The grid (table x tie-break seed) for :mod:`stealsearch.engine.sweep`: every item clusters one
+    """The grid (table x tie-break seed) for :mod:`stealsearch.engine.app.sweep`: every item clusters one
     table with one tie-break seed and checks the best partition's G_c against the literal
     double sums (:func:`stealsearch.problems.commclust.sweep_items.commclust` with ``curve``).
     ``files``: table files (paths as the user wrote them); ``examples``: example names,
@@ -175,7 +175,7 @@ def run_sweep(client, tables: dict, seeds) -> list[dict]:
     import tempfile
     from pathlib import Path
 
-    from stealsearch.engine.sweep import run_grid
+    from stealsearch.engine.app.sweep import run_grid
 
     with tempfile.TemporaryDirectory(prefix="commclust-sweep-") as tmp:
         paths = {}

@@ -1,4 +1,4 @@
-"""The ``commclust`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): the best partition
+"""The ``commclust`` item of parameter sweeps (:mod:`stealsearch.engine.app.sweep`): the best partition
 of one example table for one tie-break seed, its grouping coefficient G_c re-computed by
 the literal double sums of :func:`~stealsearch.problems.commclust.verify.quality_reference`.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 
 def _same(a: float, b: float) -> bool:

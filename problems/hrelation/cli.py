@@ -13,7 +13,7 @@ The positional argument is a message file (.csv/.npy/.json, optionally .gz) or t
 ``sweep``.  A single instance runs in this process unless a place is named (``--workers``,
 ``--scheduler``, ``--cluster-config``): then every algorithm is one Dask task (the JSON's
 ``backend``: ``sequential`` or ``dask[N]``).  A sweep is a
-grid for the one sweep runner (:mod:`stealsearch.engine.sweep`): one item per (P, h, skew, seed,
+grid for the one sweep runner (:mod:`stealsearch.engine.app.sweep`): one item per (P, h, skew, seed,
 algorithm), run as Dask tasks on a LocalCluster of 2 workers by default, in this process
 with ``--sequential``; ``--time-limit`` stops it and reports the finished part as
 'interrupted'; a failing item is reported and the others finish; with ``--out DIR`` the
@@ -28,10 +28,10 @@ import argparse
 import sys
 import time
 
-from stealsearch.engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
+from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 non_negative_float, positive_int, print_json, run_tasks, add_file_or_subcommands,
                                 seed_int)
-from stealsearch.engine.inputs import check_output_dir, check_output_path
+from stealsearch.engine.core.inputs import check_output_dir, check_output_path
 
 from .algorithms import ALGORITHMS
 from .model import HRelationInputError, read_messages
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(args) -> int:
-    from stealsearch.engine.sweep import GridError, parse_axis, run_grid
+    from stealsearch.engine.app.sweep import GridError, parse_axis, run_grid
 
     from .sweep import KINDS, plot_sweep, records, summarise, sweep_grid
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 
 #: Largest packet count accepted per message (keeps every tick count inside int64).
 MAX_PACKETS = 10**12
@@ -117,7 +117,7 @@ def validate_messages(matrix, where: str = "matrix") -> np.ndarray:
 
 def read_messages(path: str | Path) -> HRelation:
     """Read a message matrix from ``.csv``, ``.npy`` or ``.json`` (by suffix)."""
-    from stealsearch.engine.inputs import read_input_bytes, read_input_text
+    from stealsearch.engine.core.inputs import read_input_bytes, read_input_text
 
     p = Path(path)
     name = p.name[:-3] if p.name.lower().endswith(".gz") else p.name

@@ -2,7 +2,7 @@
 
 ``run_algorithm`` is a plain module-level function over plain data (numpy arrays, ints,
 strings), so the CLI can ship it to any worker as a Dask task.  A sweep is a grid for the
-one sweep runner (:mod:`stealsearch.engine.sweep`): P x h x skew x seed x algorithm, one item per
+one sweep runner (:mod:`stealsearch.engine.app.sweep`): P x h x skew x seed x algorithm, one item per
 schedule (:func:`stealsearch.problems.hrelation.sweep_items.hrelation` builds the instance, schedules
 and verifies it).  :func:`records` turns the runner's outcomes into the rows that
 :func:`summarise` and :func:`plot_sweep` (length/h per algorithm against P, one panel per
@@ -69,7 +69,7 @@ def _warm(algorithm: str) -> None:
     _WARM.add(algorithm)
 
 
-#: The item kind of this package's sweeps (stealsearch.engine.sweep resolves it where an item runs).
+#: The item kind of this package's sweeps (stealsearch.engine.app.sweep resolves it where an item runs).
 KINDS = {"hrelation": "stealsearch.problems.hrelation.sweep_items:hrelation"}
 
 #: the name of the ``hrel sweep`` table: OUT/hrel_sweep.csv
@@ -77,7 +77,7 @@ GRID_NAME = "hrel_sweep"
 
 
 def sweep_grid(Ps, hs, skews, seeds, algorithms, name: str = GRID_NAME) -> dict:
-    """The grid P x h x skew x seed x algorithm for :mod:`stealsearch.engine.sweep`: every item builds
+    """The grid P x h x skew x seed x algorithm for :mod:`stealsearch.engine.app.sweep`: every item builds
     its random instance (one empty row when skewed), schedules it with one algorithm and
     verifies the schedule (:mod:`stealsearch.problems.hrelation.sweep_items`).  ``seeds``: the seeds."""
     return {"name": name, "items": [{
@@ -88,7 +88,7 @@ def sweep_grid(Ps, hs, skews, seeds, algorithms, name: str = GRID_NAME) -> dict:
 
 
 def records(outcomes) -> list:
-    """The finished items of a sweep (:class:`stealsearch.engine.sweep.ItemOutcome`) as the records
+    """The finished items of a sweep (:class:`stealsearch.engine.app.sweep.ItemOutcome`) as the records
     :func:`summarise` and :func:`plot_sweep` read: ``h`` is the instance's load (the
     lower bound), ``target_h`` the grid's h."""
     out = []
@@ -108,7 +108,7 @@ def records(outcomes) -> list:
 def run_sweep(client, Ps, hs, skews, seeds: int, algorithms, out=None) -> list:
     """The grid with seeds 0..seeds-1 through the sweep runner (small items as Dask tasks
     on ``client``, here when ``None``); the verified records.  A failing item raises."""
-    from stealsearch.engine.sweep import run_grid
+    from stealsearch.engine.app.sweep import run_grid
 
     run = run_grid(sweep_grid(Ps, hs, skews, range(seeds), algorithms), KINDS,
                    client=client, out=out)

@@ -1,4 +1,4 @@
-"""The ``hrelation`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): one schedule of a
+"""The ``hrelation`` item of parameter sweeps (:mod:`stealsearch.engine.app.sweep`): one schedule of a
 random h-relation by one algorithm, checked by the independent simulator
 (:func:`~stealsearch.problems.hrelation.verify.verify_schedule`) and against the paper's bound.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 from .model import HRelationInputError
 

@@ -7,7 +7,7 @@ Sub-commands (a sub-parser each)::
     stealsearch liquid traffic FILE         # a traffic file (JSON/YAML, see topology.load_traffic)
     stealsearch liquid teams FILE|example [--full]   # count teams / full teams
     stealsearch liquid t1-study [--out DIR] [--workers N | --sequential | --scheduler ADDR]
-                                            # one sweep item per class (stealsearch.engine.sweep);
+                                            # one sweep item per class (stealsearch.engine.app.sweep);
                                             # --out DIR keeps the table: a re-run resumes
 
 The search commands take the engine's backend flags (``--sequential``, ``--workers``,
@@ -25,11 +25,11 @@ import argparse
 import contextlib
 import json
 
-from stealsearch.engine.commandline import (add_backend_arguments, check_workers, client_from_args,
+from stealsearch.engine.app.commandline import (add_backend_arguments, check_workers, client_from_args,
                                 cluster_options, finite_json,
                                 policy_from_args, print_json, result_json, show_progress)
-from stealsearch.engine.inputs import check_output_path, write_output_text
-from stealsearch.engine.result import json_default
+from stealsearch.engine.core.inputs import check_output_path, write_output_text
+from stealsearch.engine.core.result import json_default
 
 from .model import LiquidInputError
 
@@ -85,8 +85,8 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def _backend(args):
     """solve() keyword arguments for the flags; one cluster for every search of the command
-    (none: with no place flag each search ramps up by itself, stealsearch.engine.rampup)."""
-    from stealsearch.engine.commandline import backend_from_args
+    (none: with no place flag each search ramps up by itself, stealsearch.engine.transports.rampup)."""
+    from stealsearch.engine.app.commandline import backend_from_args
 
     check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
@@ -96,7 +96,7 @@ def _backend(args):
         yield dict(kwargs, backend=backend,
                    **({"grace": args.grace} if backend == "auto" else {}))
         return
-    from stealsearch.engine.cluster import dask_client
+    from stealsearch.engine.deploy.cluster import dask_client
 
     with dask_client(workers=args.workers, scheduler=args.scheduler,
                      config=args.cluster_config, **cluster_options(args)) as client:
@@ -180,7 +180,7 @@ def run_traffic(args) -> int:
 
 
 def run_teams(args) -> int:
-    from stealsearch.engine.commandline import solve_from_args
+    from stealsearch.engine.app.commandline import solve_from_args
 
     from .problem import TeamCountProblem
     from .topology import fig1_traffic, load_traffic
@@ -214,7 +214,7 @@ def run_teams(args) -> int:
 def run_study_cmd(args) -> int:
     from .sweep import NODE_LIMIT, run_study
 
-    from stealsearch.engine.inputs import check_output_dir
+    from stealsearch.engine.core.inputs import check_output_dir
 
     limit = args.node_limit if args.node_limit is not None else NODE_LIMIT
     if limit < 1:

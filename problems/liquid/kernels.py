@@ -60,8 +60,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from stealsearch.engine.bitset import ctz, popcount
-from stealsearch.engine.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS, N_ENGINE_COUNTERS
+from stealsearch.engine.core.bitset import ctz, popcount
+from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES, SOLUTIONS, N_ENGINE_COUNTERS
 
 # params layout
 P_N = 0        # transfers

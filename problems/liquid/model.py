@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Iterable, Sequence
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 
 
 class LiquidInputError(InputError):

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from stealsearch.engine.errors import InputError
-from stealsearch.engine.problem import Mode, Problem, SolutionError
+from stealsearch.engine.core.errors import InputError
+from stealsearch.engine.core.problem import Mode, Problem, SolutionError
 
 from . import kernels as K
 from .model import Traffic

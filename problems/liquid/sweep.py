@@ -27,7 +27,7 @@ use that equivalence, with the empty allocation counted as one class (as the cou
 363 requires) but not searched (it has no transfer).  The representative of a class
 is its first allocation in the order A1..A8 = 0..4 (``itertools.product`` order).
 
-Per class (one item of the sweep runner, :mod:`stealsearch.engine.sweep`: an ordinary Dask task, the
+Per class (one item of the sweep runner, :mod:`stealsearch.engine.app.sweep`: an ordinary Dask task, the
 search on the sequential engine inside; the schedule checked by the verifier):
 N, #X = N², Λ, liquid throughput (86 MB/s links), round-robin steps and throughput,
 whether a liquid schedule was found, search time and nodes.
@@ -185,7 +185,7 @@ def evaluate_allocation(allocation, node_limit: int = NODE_LIMIT, colour: bool =
     >>> r["transfers"], r["duration"], r["status"], r["round_robin_steps"], r["verified"]
     (4, 2, 'liquid', 2, True)
     """
-    from stealsearch.engine.problem import SolutionError
+    from stealsearch.engine.core.problem import SolutionError
 
     from .problem import schedule_traffic
     from .verify import verify_schedule
@@ -215,7 +215,7 @@ def evaluate_allocation(allocation, node_limit: int = NODE_LIMIT, colour: bool =
             "build_seconds": build, "wall_seconds": wall, "verified": verified}
 
 
-#: The item kind of the study (stealsearch.engine.sweep resolves it where an item runs).
+#: The item kind of the study (stealsearch.engine.app.sweep resolves it where an item runs).
 KINDS = {"liquid_t1": "stealsearch.problems.liquid.sweep_items:liquid_t1"}
 
 #: the name of the study's sweep table: OUT/t1_study_runs.csv
@@ -224,7 +224,7 @@ GRID_NAME = "t1_study_runs"
 
 def study_grid(allocations, *, node_limit: int = NODE_LIMIT, colour: bool = False,
                name: str = GRID_NAME) -> dict:
-    """The grid for :mod:`stealsearch.engine.sweep`: one ``liquid_t1`` item per allocation (written
+    """The grid for :mod:`stealsearch.engine.app.sweep`: one ``liquid_t1`` item per allocation (written
     ``"4 4 0 0 0 0 0 0"``: a readable, stable column of the table)."""
     allocs = [" ".join(str(int(v)) for v in a) for a in allocations]
     return {"name": name, "items": [{
@@ -251,7 +251,7 @@ def evaluate_allocations(allocations, client=None, *, node_limit: int = NODE_LIM
     Dask task each with a ``client``, in this process without.  With ``time_limit`` the
     allocations not done by then are left out (the caller sees fewer rows than
     allocations).  A failing item raises."""
-    from stealsearch.engine.sweep import run_grid
+    from stealsearch.engine.app.sweep import run_grid
 
     run = run_grid(study_grid(allocations, node_limit=node_limit, colour=colour), KINDS,
                    client=client, progress=progress, time_limit=time_limit)
@@ -277,7 +277,7 @@ def run_study(client=None, *, node_limit: int = NODE_LIMIT, every: bool = False,
     ``t1_study_runs.csv`` (a re-run resumes), ``t1_study.json``, ``t1_study.csv`` and
     the plots.  ``client``: a distributed.Client (None = here).  A failing item is listed
     in ``summary["failed"]`` and the others finish."""
-    from stealsearch.engine.sweep import run_grid
+    from stealsearch.engine.app.sweep import run_grid
 
     t0 = time.perf_counter()
     classes = equivalence_classes()

@@ -1,4 +1,4 @@
-"""The ``liquid`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): one liquid schedule.
+"""The ``liquid`` item of parameter sweeps (:mod:`stealsearch.engine.app.sweep`): one liquid schedule.
 
 The traffic is the all-to-all exchange of an ``allocation`` of the Swiss-T1 (8 numbers
 0..4, as a list or a string ``"4 4 0 0 0 0 0 0"``) or ``traffic: example`` (the

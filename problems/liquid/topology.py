@@ -355,7 +355,7 @@ def no_team_traffic() -> Traffic:
 # -- files ------------------------------------------------------------------------------------
 def load_mapping(path: str | Path) -> dict:
     """Read a JSON or YAML file into a mapping (one-line errors with the line number)."""
-    from stealsearch.engine.inputs import load_yaml, read_input_text
+    from stealsearch.engine.core.inputs import load_yaml, read_input_text
 
     p = Path(path)
     text = read_input_text(p, LiquidInputError)

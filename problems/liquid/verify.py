@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 
 def verify_schedule(traffic, schedule: Sequence[Sequence[int]], *, require_liquid: bool = False) -> dict:
     """Check that ``schedule`` (steps of transfer ids) partitions the traffic into
     simultaneous steps; return its length, the traffic's duration and liquidity.
 
-    Raises :class:`stealsearch.engine.problem.SolutionError` saying what is wrong."""
+    Raises :class:`stealsearch.engine.core.problem.SolutionError` saying what is wrong."""
     link_sets = [set(t.links) for t in traffic.transfers]
     n = len(link_sets)
     seen: dict[int, int] = {}

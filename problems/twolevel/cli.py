@@ -17,7 +17,7 @@ path is checked before any work starts.
 
 The word ``sweep`` in place of FILE selects the sweep (a file literally named
 ``sweep`` can be given as ``./sweep``): a grid for the one sweep runner
-(:mod:`stealsearch.engine.sweep`), one item per random DAG; a failing item is reported and the others
+(:mod:`stealsearch.engine.app.sweep`), one item per random DAG; a failing item is reported and the others
 finish; with ``--out DIR`` the table ``DIR/twolevel_sweep.csv`` keeps every finished item
 and the same command resumes.  Every schedule is checked by the independent
 verifier; the exit code is 0 when it is feasible and reaches the lower bound, 1 if not.
@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import time
 
-from stealsearch.engine.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
+from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, seed_int,
                                 add_file_or_subcommands)
-from stealsearch.engine.inputs import check_output_dir, check_output_path
+from stealsearch.engine.core.inputs import check_output_dir, check_output_path
 
 from .model import TwoLevelInputError
 
@@ -117,7 +117,7 @@ def _load(args):
 def _run_one(args) -> int:
     import json
 
-    from stealsearch.engine.inputs import write_output_text
+    from stealsearch.engine.core.inputs import write_output_text
 
     from .algorithms import two_level_opt
     from .io import instance_to_dict
@@ -221,7 +221,7 @@ def _check(inst, args) -> int:
 
 
 def _run_sweep(args) -> int:
-    from stealsearch.engine.sweep import GridError, parse_axis, run_grid
+    from stealsearch.engine.app.sweep import GridError, parse_axis, run_grid
 
     from .generators import KINDS as DAG_KINDS
     from .sweep import KINDS, aggregate, format_table, records, sweep_grid

@@ -25,7 +25,7 @@ import json
 import math
 from pathlib import Path
 
-from stealsearch.engine.inputs import read_input_text, shown
+from stealsearch.engine.core.inputs import read_input_text, shown
 
 from .model import TwoLevelInputError, TwoLevelInstance
 

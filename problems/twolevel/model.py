@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 
 
 class TwoLevelInputError(InputError):

@@ -1,5 +1,5 @@
 """Sweeps of 2LVDSOPT over random instances: a grid for the one sweep runner
-(:mod:`stealsearch.engine.sweep`) and the report over its table.
+(:mod:`stealsearch.engine.app.sweep`) and the report over its table.
 
 Seed paper 004, section 2.1 ends with the *trivial solution*: put every critical
 sequence in one cluster (the algorithm of its reference [6]).  It has the same
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 
-#: The item kind of this package's sweeps (stealsearch.engine.sweep resolves it where an item runs).
+#: The item kind of this package's sweeps (stealsearch.engine.app.sweep resolves it where an item runs).
 KINDS = {"twolevel": "stealsearch.problems.twolevel.sweep_items:twolevel"}
 
 #: the name of the ``twolevel sweep`` table: OUT/twolevel_sweep.csv
@@ -22,7 +22,7 @@ GRID_NAME = "twolevel_sweep"
 
 
 def sweep_grid(kinds, sizes, seeds, c2_extras=(10,), name: str = GRID_NAME) -> dict:
-    """The grid kind x n x c2_extra x seed for :mod:`stealsearch.engine.sweep`: every item builds one
+    """The grid kind x n x c2_extra x seed for :mod:`stealsearch.engine.app.sweep`: every item builds one
     random DAG, schedules it with 2LVDSOPT and with the trivial solution, and verifies
     both (:func:`stealsearch.problems.twolevel.sweep_items.twolevel` with ``trivial``)."""
     return {"name": name, "items": [{
@@ -33,7 +33,7 @@ def sweep_grid(kinds, sizes, seeds, c2_extras=(10,), name: str = GRID_NAME) -> d
 
 
 def records(outcomes) -> list[dict]:
-    """The finished items of a sweep (:class:`stealsearch.engine.sweep.ItemOutcome`) as the rows
+    """The finished items of a sweep (:class:`stealsearch.engine.app.sweep.ItemOutcome`) as the rows
     :func:`aggregate` reads (an item that finished is verified and at the lower bound:
     the item raises otherwise)."""
     out = []
@@ -56,7 +56,7 @@ def records(outcomes) -> list[dict]:
 def run_sweep(client, kinds, sizes, seeds, c2_extras=(10,), out=None) -> list[dict]:
     """The grid through the sweep runner (small items as Dask tasks on ``client``, here
     when ``None``); the rows of :func:`records`.  A failing item raises."""
-    from stealsearch.engine.sweep import run_grid
+    from stealsearch.engine.app.sweep import run_grid
 
     run = run_grid(sweep_grid(kinds, sizes, seeds, c2_extras), KINDS, client=client, out=out)
     if run.failed:

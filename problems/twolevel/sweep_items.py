@@ -1,4 +1,4 @@
-"""The ``twolevel`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): 2LVDSOPT on one
+"""The ``twolevel`` item of parameter sweeps (:mod:`stealsearch.engine.app.sweep`): 2LVDSOPT on one
 random DAG, checked by the independent verifier; Theorem 1 says the makespan equals the
 lower bound, so a schedule that is infeasible or longer raises.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 
 def twolevel(*, n: int, kind: str = "layered", seed: int = 0, c2_extra: int = 10,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from stealsearch.engine.commandline import add_backend_arguments, print_json, result_json, solve_from_args
+from stealsearch.engine.app.commandline import add_backend_arguments, print_json, result_json, solve_from_args
 
 from .problem import PRESETS, UTSParams, UTSProblem
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from stealsearch.engine.solve import solve
-from stealsearch.engine.timing import speedup_text, warm_up
+from stealsearch.engine.app.timing import speedup_text, warm_up
 
 from .problem import PRESETS, UTSProblem
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from stealsearch.engine.problem import BUDGET, EMPTY, GROW, N_ENGINE_COUNTERS, NODES, SOLUTIONS
+from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, N_ENGINE_COUNTERS, NODES, SOLUTIONS
 
 M32 = 0xFFFFFFFF
 

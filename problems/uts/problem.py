@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from stealsearch.engine.errors import InputError, InputWarning
-from stealsearch.engine.problem import Mode, Problem
+from stealsearch.engine.core.errors import InputError, InputWarning
+from stealsearch.engine.core.problem import Mode, Problem
 
 from . import kernels as K
 from .kernels import BALANCED, BIN, GEO, HYBRID
@@ -238,7 +238,7 @@ class UTSProblem(Problem):
 
     def kernel_data(self) -> tuple:
         """``(p_vec, itab, pw)``: the parameters, then the kernel's scratch, new on every
-        call.  Every stack calls this once (``stealsearch.engine.stack.LocalStack``), so each stack,
+        call.  Every stack calls this once (``stealsearch.engine.core.stack.LocalStack``), so each stack,
         and each search thread with it, has its own ``pw`` (the one array the kernel
         writes); the kernel itself allocates nothing."""
         return (self._vector, *K.scratch(self._vector))

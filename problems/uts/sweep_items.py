@@ -1,4 +1,4 @@
-"""The ``uts`` item of parameter sweeps (:mod:`stealsearch.engine.sweep`): count one UTS tree.
+"""The ``uts`` item of parameter sweeps (:mod:`stealsearch.engine.app.sweep`): count one UTS tree.
 
 A published tree (``tree``) is checked against its published size, depth and leaves;
 a mismatch raises, so the sweep records the item as failed.
@@ -9,7 +9,7 @@ a mismatch raises, so the sweep records the item as failed.
 """
 from __future__ import annotations
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 
 from .problem import PRESETS, UTSParameterError, UTSParams, UTSProblem
 

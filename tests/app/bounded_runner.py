@@ -26,9 +26,9 @@ def main(cases_path, report_path, limit=60.0):
     # the heavy imports, once: every sub-command's module (build_parser imports them),
     # and what a command imports when it reads its input or starts its search
     build_parser()
-    import stealsearch.engine.solve, stealsearch.engine.sweep, stealsearch.engine.checkpoint  # noqa
+    import stealsearch.engine.solve, stealsearch.engine.app.sweep, stealsearch.engine.core.checkpoint  # noqa
     import stealsearch.problems.clique.io, stealsearch.problems.commclust.io  # noqa
-    import stealsearch.engine.cluster, distributed, yaml  # noqa
+    import stealsearch.engine.deploy.cluster, distributed, yaml  # noqa
 
     cases = json.load(open(cases_path))
     report = []

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from stealsearch.cli import main
-from stealsearch.engine.checkpoint import sign, signing_key
+from stealsearch.engine.core.checkpoint import sign, signing_key
 
 HERE = Path(__file__).resolve().parent
 MIB = 1 << 20

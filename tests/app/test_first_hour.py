@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from stealsearch.engine.commandline import policy_from_args
+from stealsearch.engine.app.commandline import policy_from_args
 from stealsearch.problems.clique import check_clique, read_dimacs
 from stealsearch.cli import build_parser, main
 
@@ -408,7 +408,7 @@ def test_every_cluster_command_takes_the_same_backend_flags():
 
 def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, tmp_path):
     """reproduce accepted --force, --connect-timeout and --wait-workers and dropped them."""
-    import stealsearch.engine.cluster
+    import stealsearch.engine.deploy.cluster
 
     seen = {}
 
@@ -419,7 +419,7 @@ def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, t
         seen.update(kw)
         raise Stop
 
-    monkeypatch.setattr(stealsearch.engine.cluster, "dask_client", fake_client)
+    monkeypatch.setattr(stealsearch.engine.deploy.cluster, "dask_client", fake_client)
     with pytest.raises(Stop):
         main(["reproduce", "002", "--quick", "--workers", "3", "--force", "--connect-timeout",
               "7", "--wait-workers", "9", "--out", str(tmp_path)])
@@ -431,7 +431,7 @@ def test_reproduce_hands_the_cluster_flags_to_the_cluster(monkeypatch, capsys, t
 def test_demo_clocks_start_after_warm_up(monkeypatch, capsys, module):
     """The first `make demo` printed a 4.27x speed-up on 2 workers: the sequential kernel
     was loaded inside its clock.  The tours warm every kernel before the first timed
-    search (and stealsearch.engine.timing.speedup_text flags a ratio above the worker count)."""
+    search (and stealsearch.engine.app.timing.speedup_text flags a ratio above the worker count)."""
     import importlib
 
     mod = importlib.import_module(module)

@@ -1,4 +1,4 @@
-"""The four package sweep commands are front ends of the one sweep runner (stealsearch.engine.sweep):
+"""The four package sweep commands are front ends of the one sweep runner (stealsearch.engine.app.sweep):
 with ``--out DIR`` a re-run resumes (items already done are not computed again, counted
 through the item function itself), a failing item is recorded with its error while the
 others finish, and an interrupted run keeps its finished rows.

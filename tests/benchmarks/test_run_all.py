@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from stealsearch.benchmarks import run_all
-from stealsearch.engine.sweep import GridError, load_grid
+from stealsearch.engine.app.sweep import GridError, load_grid
 
 
 @pytest.mark.parametrize("grid", ["bench.yaml", "bench_full.yaml"])

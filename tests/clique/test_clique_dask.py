@@ -3,8 +3,8 @@ the same answers as networkx and as the sequential backend, for every bound and 
 import networkx as nx
 import pytest
 
-from stealsearch.engine.cluster import dask_client
-from stealsearch.engine.policy import StealPolicy
+from stealsearch.engine.deploy.cluster import dask_client
+from stealsearch.engine.core.policy import StealPolicy
 from stealsearch.engine.solve import solve
 from stealsearch.problems.clique import BOUNDS, CliqueProblem, design_graph, gnp
 

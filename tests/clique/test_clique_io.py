@@ -5,7 +5,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from stealsearch.engine.errors import InputWarning
+from stealsearch.engine.core.errors import InputWarning
 
 from stealsearch.cli import main
 from stealsearch.problems.clique import CliqueInputError, Graph, gnp, read_dimacs, read_edge_list, read_graph, write_dimacs
@@ -104,7 +104,7 @@ def test_bad_edge_list(tmp_path, text, message):
 
 
 def test_self_loops_and_duplicates_dropped_with_one_warning(tmp_path):
-    from stealsearch.engine.errors import InputWarning
+    from stealsearch.engine.core.errors import InputWarning
 
     p = write(tmp_path, "loops.clq", "p edge 3 3\ne 1 1\ne 1 2\ne 2 1\n")
     with pytest.warns(InputWarning, match=r"dropped 1 self-loop\(s\) \(the first at vertex 1\); "

@@ -8,8 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from stealsearch.engine.policy import StealPolicy
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.policy import StealPolicy
+from stealsearch.engine.core.problem import SolutionError
 from stealsearch.engine.solve import solve
 from stealsearch.problems.clique import BOUNDS, CliqueProblem, Graph, check_clique, gnp, read_dimacs, seed_figure_1_1
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 from stealsearch.problems.commclust import (CommTableError, paper_table1, parse_trace, read_table,
                                 validate_table, write_table_csv, write_trace)
 from stealsearch.problems.commclust.io import parse_csv_table

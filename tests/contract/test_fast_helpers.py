@@ -6,7 +6,7 @@ import pytest
 
 import stealsearch
 from stealsearch.engine import ContractError, FastProblem, PythonProblem, RowLayout, check_problem, solve
-from stealsearch.engine.fast import copy_row
+from stealsearch.engine.core.fast import copy_row
 
 ROW = RowLayout("i", "weight", "value")
 
@@ -134,7 +134,7 @@ def test_a_helper_numba_cannot_compile_is_one_contract_error_naming_it():
 @pytest.mark.parametrize("name", ["BUDGET", "EMPTY", "GROW", "IMPROVED", "NODES", "SOLUTIONS",
                                   "N_ENGINE_COUNTERS", "OPTIMISE", "DECIDE", "ENUMERATE"])
 def test_raw_tier_constants_are_exported(name):
-    from stealsearch.engine import problem
+    from stealsearch.engine.core import problem
 
     assert getattr(stealsearch, name) == getattr(stealsearch.engine, name) == getattr(problem, name)
     assert name in stealsearch.__all__ and name in dir(stealsearch)

@@ -11,7 +11,7 @@ from numba import njit
 
 from stealsearch.engine import (ContractError, InputError, Problem, PythonProblem, RowLayout, StealPolicy,
                     FastProblem, solve)
-from stealsearch.engine.problem import BUDGET, EMPTY, GROW, IMPROVED, OPTIMISE, ENUMERATE
+from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, OPTIMISE, ENUMERATE
 from examples import knapsack, subset_sum
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,7 +212,7 @@ def test_allocating_expand_warns_and_stays_exact():
 
 
 def test_pickle_codec_round_trips_batches(tmp_path):
-    from stealsearch.engine.reference import PickleCodec, object_batch
+    from stealsearch.engine.core.reference import PickleCodec, object_batch
     codec = PickleCodec()
     batch = codec.concat([object_batch([(0, 1), "x"]), object_batch([frozenset({2})])])
     assert list(codec.decode(codec.encode(batch))) == [(0, 1), "x", frozenset({2})]

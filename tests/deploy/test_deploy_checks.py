@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from stealsearch.engine.cluster import (ClusterUnavailable, InputError, check_scheduler_address,
+from stealsearch.engine.deploy.cluster import (ClusterUnavailable, InputError, check_scheduler_address,
                             check_worker_count, dask_client, probe_scheduler,
                             read_cluster_config)
-import stealsearch.engine.cluster as cluster
+import stealsearch.engine.deploy.cluster as cluster
 from stealsearch.cli import main
 
 
@@ -67,7 +67,7 @@ def test_worker_counts_against_cores_and_memory(monkeypatch, caplog):
     monkeypatch.setattr(cluster, "usable_cores", lambda: 2)
     monkeypatch.setattr(cluster, "available_memory", lambda: 64 * 2**30)
     assert check_worker_count(2) == 2
-    with caplog.at_level(logging.WARNING, logger="stealsearch.engine.cluster"):
+    with caplog.at_level(logging.WARNING, logger="stealsearch.engine.deploy.cluster"):
         assert check_worker_count(8) == 8          # 4 per core: allowed, with a note
     assert "8 worker processes on 2 cores" in caplog.text
     with pytest.raises(InputError, match="--workers 9: more than 4 .* add --force"):

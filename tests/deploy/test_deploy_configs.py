@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stealsearch.engine.cluster import DEFAULT_WORKERS, read_cluster_config
+from stealsearch.engine.deploy.cluster import DEFAULT_WORKERS, read_cluster_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "cluster_configs"
 

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from stealsearch.engine import SearchFailed
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.cli import main
 
 from conftest import STEALSEARCH, REPO, descendants, end_pids, free_port, wait_gone
@@ -55,7 +55,7 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, capl
 
     # nobody comes: the notice, then one line and exit 2 after --wait-workers
     # (in this process: the command's own start-up would only add seconds)
-    with caplog.at_level(logging.WARNING, logger="stealsearch.engine.cluster"):
+    with caplog.at_level(logging.WARNING, logger="stealsearch.engine.deploy.cluster"):
         code = main(["uts", "--scheduler", address, "--wait-workers", "1", "--json"])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
@@ -68,7 +68,7 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, capl
     timer = threading.Timer(2.0, dask_processes.workers, args=(address,), kwargs={"n": 1})
     timer.start()
     try:
-        with caplog.at_level(logging.WARNING, logger="stealsearch.engine.cluster"):
+        with caplog.at_level(logging.WARNING, logger="stealsearch.engine.deploy.cluster"):
             code = main(["uts", "--scheduler", address, "--json"])
     finally:
         timer.join()
@@ -79,7 +79,7 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, capl
     caplog.clear()
 
     # asked for 2 (API), 1 there: after the wait, go on with the one, and say so
-    with caplog.at_level(logging.WARNING, logger="stealsearch.engine.cluster"):
+    with caplog.at_level(logging.WARNING, logger="stealsearch.engine.deploy.cluster"):
         with dask_client(scheduler=address, workers=2, wait_workers=1) as client:
             assert len(client.scheduler_info()["workers"]) == 1
     assert "going on with 1 of 2 workers" in caplog.text

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from stealsearch.engine.cluster import read_cluster_config
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.deploy.cluster import read_cluster_config
+from stealsearch.engine.core.errors import InputError
 from stealsearch.cli import main
 
 from conftest import DASK, free_port, wait_listening

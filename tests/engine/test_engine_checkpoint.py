@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from stealsearch.engine import StealPolicy, resume, solve
-from stealsearch.engine.checkpoint import CheckpointError
+from stealsearch.engine.core.checkpoint import CheckpointError
 from stealsearch.problems.clique import CliqueProblem
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.uts import UTSProblem
@@ -345,7 +345,7 @@ class _InterruptedWhileNamed:
 
 
 def test_an_interrupt_that_python_wraps_is_still_an_interrupt(monkeypatch, capsys):
-    """A Ctrl-C that lands while a class is being created (engine/cluster_config.py's
+    """A Ctrl-C that lands while a class is being created (engine/deploy/cluster_config.py's
     ClusterPlan, imported half a second in: seen once in test_a_very_early_signal_is_never_lost)
     reaches the command as Python 3.11's "RuntimeError: Error calling __set_name__", caused
     by the KeyboardInterrupt (3.12+ raises the KeyboardInterrupt itself): either way the

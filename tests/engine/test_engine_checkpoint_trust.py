@@ -15,7 +15,7 @@ import pytest
 
 from stealsearch.cli import main
 from stealsearch.engine import resume
-from stealsearch.engine.checkpoint import CheckpointError, key_path, sign, signing_key
+from stealsearch.engine.core.checkpoint import CheckpointError, key_path, sign, signing_key
 
 BIN = os.path.dirname(sys.executable)
 

@@ -142,7 +142,7 @@ def test_interrupted_knapsack_brackets_the_optimum(backend, limit, request):
 # 5 ms, while rank 0 (the coordinator, which alone grants or stops) did not answer yet
 # (kernel load under load) or had already ended its epoch: only the client's stall
 # detector ended the epoch (rolled back, re-run).  Now the wait keeps the checks (the
-# supervisor thread of engine/worker.py ends the epoch at its cut) and a
+# supervisor thread of engine/core/worker.py ends the epoch at its cut) and a
 # worker has at most one grant request in flight.  See also test_engine_lanes.py.
 # (The test itself then took ~250 s a case: its oracle, max over nx.find_cliques, lists
 # the graph's millions of maximal cliques; nx.max_weight_clique needs ~15 s, once.)

@@ -1,5 +1,5 @@
 """Defaults that use the machine (issue #21): the usable cores (affinity and cgroup
-quota, stealsearch.engine.cores), what "auto" chooses with and without a place, and a
+quota, stealsearch.engine.deploy.cores), what "auto" chooses with and without a place, and a
 worker process that dies while its LocalCluster starts (the run goes on without it)."""
 import json
 import os
@@ -10,9 +10,10 @@ import time
 
 import pytest
 
-from stealsearch.engine.cores import cpu_quota, usable_cores
-from stealsearch.engine.errors import InputError
-from stealsearch.engine.solve import choose_backend, holds_gil
+from stealsearch.engine.deploy.cores import cpu_quota, usable_cores
+from stealsearch.engine.core.errors import InputError
+from stealsearch.engine.core.problem import holds_gil
+from stealsearch.engine.solve import choose_backend
 from procutil import _alive, descendants, end_processes
 
 
@@ -25,7 +26,7 @@ def test_restricted_affinity_is_what_counts():
     code = textwrap.dedent(f"""
         import os
         os.sched_setaffinity(0, {{{one}}})
-        from stealsearch.engine.cores import usable_cores
+        from stealsearch.engine.deploy.cores import usable_cores
         print(usable_cores(), os.cpu_count())
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -60,7 +61,7 @@ def test_a_quota_below_one_cpu_still_gives_one_core(tmp_path):
 
 def test_auto_chooses_lanes_here_a_rampup_for_python_and_a_rampup_for_workers(monkeypatch):
     from examples.subset_sum import FastSubsetSum, PySubsetSum
-    from stealsearch.engine import cores
+    from stealsearch.engine.deploy import cores
 
     fast, python = FastSubsetSum([3, 5, 7], 9), PySubsetSum([3, 5, 7], 9)
     assert not holds_gil(fast) and holds_gil(python)
@@ -78,7 +79,7 @@ def test_auto_chooses_lanes_here_a_rampup_for_python_and_a_rampup_for_workers(mo
 def test_workers_flag_alone_or_auto_means_the_usable_cores(argv, workers):
     import argparse
 
-    from stealsearch.engine.commandline import add_workers_argument
+    from stealsearch.engine.app.commandline import add_workers_argument
 
     parser = argparse.ArgumentParser()
     add_workers_argument(parser, "help")
@@ -87,7 +88,7 @@ def test_workers_flag_alone_or_auto_means_the_usable_cores(argv, workers):
 
 
 def test_workers_auto_in_the_api_and_bad_values(monkeypatch):
-    from stealsearch.engine.cluster import parse_workers
+    from stealsearch.engine.deploy.cluster import parse_workers
 
     assert parse_workers("auto") == usable_cores() and parse_workers(None) is None
     for bad in (0, -1, "2", "lots", 2.5, True):
@@ -136,7 +137,7 @@ def test_a_worker_that_dies_while_the_cluster_starts_does_not_end_the_run(tmp_pa
     from distributed import Client, LocalCluster
 
     from stealsearch.engine import solve
-    from stealsearch.engine.cluster import _start_local, close_quietly
+    from stealsearch.engine.deploy.cluster import _start_local, close_quietly
     from stealsearch.problems.uts import UTSProblem
 
     preload = tmp_path / "die_once.py"
@@ -196,8 +197,8 @@ def test_resume_counts_only_its_own_nodes_in_its_rate(tmp_path):
 def test_nearest_steal_order_takes_the_top_of_the_oldest_batch_and_loses_nothing():
     import numpy as np
 
-    from stealsearch.engine.stack import RowCodec
-    from stealsearch.engine.stealstack import SharedPortion
+    from stealsearch.engine.core.stack import RowCodec
+    from stealsearch.engine.core.stealstack import SharedPortion
 
     rows = np.arange(24, dtype=np.int64).reshape(-1, 1)
     for order, first in (("oldest", [0, 1, 2]), ("nearest", [5, 6, 7])):
@@ -215,7 +216,7 @@ def test_nearest_steal_order_finds_the_same_optimum(cluster4):
     import networkx as nx
 
     from stealsearch.engine import solve
-    from stealsearch.engine.policy import StealPolicy
+    from stealsearch.engine.core.policy import StealPolicy
     from stealsearch.problems.clique import CliqueProblem, gnp
 
     g = gnp(120, 0.5, seed=3)

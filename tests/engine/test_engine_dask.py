@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import StealPolicy, solve
-from stealsearch.engine.policy import VICTIM_ORDERS
+from stealsearch.engine.core.policy import VICTIM_ORDERS
 from stealsearch.problems.uts import UTSParams, UTSProblem
 from examples.subset_sum import SubsetSum, dp_oracle
 

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from stealsearch.engine import InputError, SearchFailed, solve
-from stealsearch.engine.cluster import dask_client
-from stealsearch.engine.dask_backend import calls
-from stealsearch.engine.dask_backend.tables import running_searches
+from stealsearch.engine.deploy.cluster import dask_client
+from stealsearch.engine.transports.dask import calls
+from stealsearch.engine.transports.dask.tables import running_searches
 from stealsearch.problems.uts import UTSProblem
 from procutil import _alive, end_processes
 
@@ -25,7 +25,7 @@ T1 = 4130071
 
 @pytest.fixture
 def short_timeouts(monkeypatch):
-    import stealsearch.engine.dask_backend.timeouts as timeouts
+    import stealsearch.engine.transports.dask.timeouts as timeouts
     monkeypatch.setattr(timeouts, "PEER_TIMEOUT", 1.5)
     monkeypatch.setattr(timeouts, "ABORT_GRACE", 1.5)
 

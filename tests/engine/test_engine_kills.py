@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import solve
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.problems.clique import CliqueProblem
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.uts import UTSParams, UTSProblem
@@ -191,7 +191,7 @@ def test_clique_decide_through_a_kill(cluster, oracle, seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_exact_through_a_kill_with_threads_per_worker(cluster, oracle, seed):
-    """Lanes (2-3 search threads per worker, engine/worker.py) through a
+    """Lanes (2-3 search threads per worker, engine/core/worker.py) through a
     SIGKILL: the UTS count and the clique optimum stay exact."""
     threads = 2 + seed % 2
     t = kill_during_search(cluster, np.random.default_rng(600 + seed), 1)

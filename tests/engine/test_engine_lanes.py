@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import StealPolicy, solve
-from stealsearch.engine.epochs import GONE, NOT_READY, Cut, EpochSpec, handler_name
-from stealsearch.engine.worker import WorkerSearch
-from stealsearch.engine.errors import InputError
-from stealsearch.engine.sequential import run_sequential
+from stealsearch.engine.core.epochs import GONE, NOT_READY, Cut, EpochSpec, handler_name
+from stealsearch.engine.core.worker import WorkerSearch
+from stealsearch.engine.core.errors import InputError
+from stealsearch.engine.transports.sequential import run_sequential
 from stealsearch.problems.clique.problem import CliqueProblem
 from stealsearch.problems.uts import PRESETS, UTSParams, UTSProblem
 
@@ -253,7 +253,7 @@ def test_threads_per_worker_input_errors():
     assert solve(p, backend="sequential", threads_per_worker=1).count == 1732
 
 
-# -- in this process, no Dask: the sequential backend with lanes (stealsearch.engine.lanes) -----------
+# -- in this process, no Dask: the sequential backend with lanes (stealsearch.engine.transports.lanes) -----------
 @pytest.mark.parametrize("threads", [2, 3])
 def test_sequential_threads_exact(threads):
     r = solve(UTSProblem.preset("T1"), backend="sequential", threads_per_worker=threads,
@@ -287,7 +287,7 @@ def test_sequential_threads_checkpoint_resume(tmp_path):
     assert r.status == "exhausted" and r.count == SMALL_COUNT
 
 
-# -- the shared portion's lane accounting (stealsearch.engine.stealstack), step by step ----------------
+# -- the shared portion's lane accounting (stealsearch.engine.core.stealstack), step by step ----------------
 class _Lane:
     active = True
 
@@ -296,8 +296,8 @@ def test_credit_stays_while_any_lane_holds_rows():
     """Lanes B and C run dry while A still works (for as long as it likes): the credit
     must not go back; it goes back only when A, the last, runs dry with the portion
     empty; then a steal reply's credit activates the thief lane alone."""
-    from stealsearch.engine.stack import RowCodec
-    from stealsearch.engine.stealstack import SharedPortion
+    from stealsearch.engine.core.stack import RowCodec
+    from stealsearch.engine.core.stealstack import SharedPortion
 
     sp = SharedPortion(RowCodec(2), lanes=3)
     a, b, c = _Lane(), _Lane(), _Lane()

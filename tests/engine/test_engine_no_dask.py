@@ -1,5 +1,5 @@
 """A search in this process loads no ``distributed`` (issue #24): the worker core
-(engine/worker.py) imports no Dask, and the lanes' host is this process.  Checked in a
+(engine/core/worker.py) imports no Dask, and the lanes' host is this process.  Checked in a
 fresh interpreter, by ``sys.modules`` after the search."""
 import json
 import subprocess

@@ -1,9 +1,9 @@
-"""Ramp-up (stealsearch.engine.rampup, the ``auto`` default): a short search starts no process, a long
+"""Ramp-up (stealsearch.engine.transports.rampup, the ``auto`` default): a short search starts no process, a long
 one is handed over exactly (counts against published sizes, optima against independent
 oracles, the phases' nodes adding up), limits count across both phases, a cluster that
 cannot start does not matter to the auto default, and a Ctrl-C while the cluster starts
 gives the interrupted result and leaves no process.  Plus the one SIGINT mechanism
-(stealsearch.engine.interrupts.ShieldedStart): what it starts has SIGINT blocked, and abort ends it."""
+(stealsearch.engine.deploy.interrupts.ShieldedStart): what it starts has SIGINT blocked, and abort ends it."""
 import json
 import os
 import signal
@@ -18,9 +18,10 @@ import numpy as np
 import psutil
 import pytest
 
-from stealsearch.engine import interrupts, solve
-from stealsearch.engine.errors import InputError
-from stealsearch.engine.policy import StealPolicy
+from stealsearch.engine.deploy import interrupts
+from stealsearch.engine import solve
+from stealsearch.engine.core.errors import InputError
+from stealsearch.engine.core.policy import StealPolicy
 from examples.subset_sum import PySubsetSum, SubsetSum, dp_oracle
 from stealsearch.problems.clique import CliqueProblem, check_clique, gnp
 from stealsearch.problems.uts import UTSProblem
@@ -37,13 +38,13 @@ def figures(r):
 
 
 def phase1_label(threads: int) -> str:
-    """Phase 1's name: one stack, or lanes (stealsearch.engine.lanes.Lanes)."""
+    """Phase 1's name: one stack, or lanes (stealsearch.engine.transports.lanes.Lanes)."""
     return "sequential" if threads == 1 else f"sequential[{threads} threads]"
 
 
 def phase1_threads(workers: int) -> int:
     """Phase 1's threads for a nogil problem asked to run on ``workers`` workers."""
-    from stealsearch.engine.cores import usable_cores
+    from stealsearch.engine.deploy.cores import usable_cores
 
     return min(usable_cores(), workers)
 
@@ -73,7 +74,7 @@ def descendants(pid):
 
 def here_on_usable_cores() -> str:
     """The backend "auto" names with no place flag: lanes on every usable core here."""
-    from stealsearch.engine.cores import usable_cores
+    from stealsearch.engine.deploy.cores import usable_cores
 
     cores = usable_cores()
     return "sequential" if cores == 1 else f"sequential[{cores} threads]"
@@ -168,7 +169,7 @@ def test_handover_finds_omega_of_networkx(cluster4, omega200, threads):
     # incumbent, which then crosses the hand-over); on lanes at the first poll after a
     # chunk (a moment: the test holds for any); a grace in seconds made this test depend
     # on G(200, 0.5) outlasting it
-    from stealsearch.engine.rampup import Place, run_rampup
+    from stealsearch.engine.transports.rampup import Place, run_rampup
 
     r = run_rampup(CliqueProblem(G200, bound="size"), place=Place(client=cluster4, workers=2),
                    grace=0, policy=StealPolicy(budget=3_000, chunk_seconds=None),
@@ -203,7 +204,7 @@ def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
 def test_lanes_handover_is_exact_under_random_settings(cluster4, seed):
     """Enumerate and optimise, a random policy, grace and phase-1 thread count: the
     count and nodes equal dynamic programming's, the optimum too, the phases add up."""
-    from stealsearch.engine.rampup import Place, run_rampup
+    from stealsearch.engine.transports.rampup import Place, run_rampup
 
     rng = np.random.default_rng(seed)
     w = 2 * rng.integers(1, 5_000, size=int(rng.integers(22, 25)))
@@ -228,7 +229,7 @@ def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing():
     """Phase 1 on lanes ends the search (~0.2 s of a 665,782-node tree) while the
     LocalCluster it started at once (grace 0) is still starting: the count is exact,
     the start is abandoned and no process is left."""
-    from stealsearch.engine.rampup import Place, run_rampup
+    from stealsearch.engine.transports.rampup import Place, run_rampup
     from stealsearch.problems.uts import UTSParams
 
     tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=6, root_seed=19))
@@ -245,8 +246,8 @@ def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing():
 
 
 def test_phase1_threads_follow_the_gil_and_the_workers_asked(monkeypatch):
-    from stealsearch.engine import cores
-    from stealsearch.engine.rampup import Place, first_phase_threads
+    from stealsearch.engine.deploy import cores
+    from stealsearch.engine.transports.rampup import Place, first_phase_threads
 
     monkeypatch.setattr(cores, "usable_cores", lambda *a: 16)
     fast = UTSProblem.preset("default")
@@ -273,7 +274,7 @@ def test_node_limit_counts_across_both_phases(cluster4):
 # -- a cluster that cannot start --------------------------------------------------------------
 
 def test_a_cluster_that_cannot_start_does_not_stop_the_auto_default(caplog):
-    from stealsearch.engine.rampup import Place, run_rampup
+    from stealsearch.engine.transports.rampup import Place, run_rampup
 
     problem = UTSProblem.preset("T1")
     # a start that fails within milliseconds (the search lasts seconds): a missing config
@@ -391,7 +392,8 @@ def test_aborting_a_start_whose_workers_it_killed_does_not_wait_for_them(monkeyp
     61e9e37).  The start is held just before its wait until the kills took effect."""
     import logging
 
-    from stealsearch.engine import cluster, rampup
+    from stealsearch.engine.deploy import cluster
+    from stealsearch.engine.transports import rampup
 
     real_wait = cluster._wait_for_workers
     up = threading.Event()

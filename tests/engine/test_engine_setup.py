@@ -12,10 +12,10 @@ import time
 import pytest
 
 from stealsearch.engine import SearchFailed, solve
-from stealsearch.engine.dask_backend import calls
-from stealsearch.engine.dask_backend.tables import (load_count, loaded_problems, loads_under_way,
+from stealsearch.engine.transports.dask import calls
+from stealsearch.engine.transports.dask.tables import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
-from stealsearch.engine.epochs import EpochSpec
+from stealsearch.engine.core.epochs import EpochSpec
 from stealsearch.problems.uts import UTSParams, UTSProblem
 from procutil import _alive, owned_cluster, wait_until, worker_pids
 
@@ -92,8 +92,8 @@ def test_progress_snapshot_has_each_workers_local_size_and_idle_flag():
     """The coordinator's progress snapshot (the dashboard's per-worker figures): the
     existing keys, plus each worker's local stack size and whether it is looking for
     work, as of its latest report (a late report does not win)."""
-    from stealsearch.engine.termination import CoordinatorEndpoint
-    from stealsearch.engine.termination import Coordinator
+    from stealsearch.engine.core.termination import CoordinatorEndpoint
+    from stealsearch.engine.core.termination import Coordinator
 
     end = CoordinatorEndpoint(search=None, coordinator=Coordinator(2, None))
     end.handle_report(rank=0, nodes=10, shared=3, steals=0, best=None, seq=1, local=40,

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import solve
-from stealsearch.engine.dask_backend import calls, epoch_watch, timeouts
-from stealsearch.engine.dask_backend.tables import running_searches, shares_held
+from stealsearch.engine.transports.dask import calls, epoch_watch, timeouts
+from stealsearch.engine.transports.dask.tables import running_searches, shares_held
 from stealsearch.problems.clique import CliqueProblem
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.uts import UTSParams, UTSProblem

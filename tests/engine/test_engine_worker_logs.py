@@ -4,7 +4,7 @@ communicate with scheduler during heartbeat" with three chained tracebacks: the 
 only that one) on every worker it is set up on."""
 import logging
 
-from stealsearch.engine.dask_backend.plugin import _HeartbeatNoise, _drop_heartbeat_noise
+from stealsearch.engine.deploy.quiet_logs import _HeartbeatNoise, drop_heartbeat_noise
 
 
 def _record(msg):
@@ -29,7 +29,7 @@ def test_the_filter_is_installed_once_on_distributed_worker(cluster4):
     solve(UTSProblem.preset("default"), backend="dask", client=cluster4, workers=2)
     counts = cluster4.run(filters)
     assert counts and all(n == 1 for n in counts.values()), counts
-    _drop_heartbeat_noise()                     # idempotent in any process
-    _drop_heartbeat_noise()
+    drop_heartbeat_noise()                     # idempotent in any process
+    drop_heartbeat_noise()
     assert sum(isinstance(f, _HeartbeatNoise)
                for f in logging.getLogger("distributed.worker").filters) == 1

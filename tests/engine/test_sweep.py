@@ -1,4 +1,4 @@
-"""The sweep runner (engine/sweep.py) with item kinds defined here and a test resolver:
+"""The sweep runner (engine/app/sweep.py) with item kinds defined here and a test resolver:
 grid expansion and keys, resume (counted through a log the items append to), failing
 and stuck items, the table's durability, bad grids, and a run on a LocalCluster with a
 small task kind and a big stealstack item checked against brute force."""
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from stealsearch.engine.errors import InputError
-from stealsearch.engine.sweep import (GridError, SweepTable, load_grid, parse_axis, parse_cell, read_outcomes,
+from stealsearch.engine.core.errors import InputError
+from stealsearch.engine.app.sweep import (GridError, SweepTable, load_grid, parse_axis, parse_cell, read_outcomes,
                           run_grid, run_sweep)
 
 from examples.subset_sum import SubsetSum

@@ -125,7 +125,7 @@ def narrow():
 
 
 def solve_policy():
-    from stealsearch.engine.policy import StealPolicy
+    from stealsearch.engine.core.policy import StealPolicy
 
     return StealPolicy()
 

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 from stealsearch.problems.hrelation import (HRelation, HRelationInputError, read_messages,
                                 validate_messages, write_messages)
 

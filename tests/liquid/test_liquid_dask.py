@@ -1,7 +1,7 @@
 """The liquid searches on the Dask backend (one LocalCluster for the module)."""
 import pytest
 
-from stealsearch.engine.cluster import dask_client
+from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.engine.solve import solve
 from stealsearch.problems.liquid import (TeamCountProblem, fig1_traffic, schedule_traffic,
                              swiss_t1, verify_schedule)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 from stealsearch.problems.liquid import (LiquidInputError, Traffic, fig1_traffic, load_topology, load_traffic,
                              round_robin_schedule, swiss_t1, verify_schedule)
 from stealsearch.problems.liquid.topology import Topology

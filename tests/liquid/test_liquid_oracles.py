@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from stealsearch.engine.problem import SolutionError
+from stealsearch.engine.core.problem import SolutionError
 from stealsearch.problems.liquid import ColouringProblem, count_teams, fig1_traffic, verify_schedule
 from stealsearch.problems.liquid.model import Traffic
 

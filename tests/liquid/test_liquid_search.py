@@ -2,7 +2,7 @@
 
 import pytest
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 from stealsearch.engine.solve import solve
 from stealsearch.problems.liquid import (ColouringProblem, LiquidScheduleProblem, Traffic, count_teams,
                              fig1_traffic, no_team_traffic, schedule_traffic, swiss_t1,

@@ -5,7 +5,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from stealsearch.engine.errors import InputError
+from stealsearch.engine.core.errors import InputError
 from stealsearch.problems.twolevel.generators import (VIOLATIONS, random_instance, table1_instance,
                                           violating_instance)
 from stealsearch.problems.twolevel.io import (from_networkx, instance_to_dict, read_csv, read_instance,

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from stealsearch.engine.errors import InputWarning
+from stealsearch.engine.core.errors import InputWarning
 from stealsearch.problems.uts import PRESETS, UTSProblem
 from stealsearch.problems.uts.problem import UTSParameterError, UTSParams, extinction_probability
 from stealsearch.cli import main

@@ -5,7 +5,7 @@ import struct
 
 import numpy as np
 
-from stealsearch.engine.problem import N_ENGINE_COUNTERS
+from stealsearch.engine.core.problem import N_ENGINE_COUNTERS
 from stealsearch.problems.uts import UTSProblem
 from stealsearch.problems.uts import kernels as K
 from stealsearch.problems.uts.problem import UTSParams

@@ -1,4 +1,4 @@
-"""The fraction-done estimate (stealsearch.engine.estimate): exact where Knuth's estimator is exact,
+"""The fraction-done estimate (stealsearch.engine.core.estimate): exact where Knuth's estimator is exact,
 always in [0, 1], 1 at the end, and invisible to the search's counts."""
 import io
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from stealsearch.engine import PythonProblem, StealPolicy
-from stealsearch.engine.estimate import ProgressEstimator
-from stealsearch.engine.progress import Progress
-from stealsearch.engine.sequential import run_sequential
-from stealsearch.engine.stack import make_stack
+from stealsearch.engine.core.estimate import ProgressEstimator
+from stealsearch.engine.core.progress import Progress
+from stealsearch.engine.transports.sequential import run_sequential
+from stealsearch.engine.core.stack import make_stack
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.clique.problem import CliqueProblem
 from stealsearch.problems.uts.problem import UTSParams, UTSProblem
@@ -70,7 +70,7 @@ def test_knuth_estimate_is_exact_on_a_complete_tree():
 
 def test_a_dask_cut_of_several_holders_is_estimated_exactly():
     # what the Dask driver hands over at an epoch boundary: every open row of the search
-    from stealsearch.engine.epochs import Cut
+    from stealsearch.engine.core.epochs import Cut
 
     tree = CompleteTree(2, 9)
     stack = make_stack(tree)

@@ -5,8 +5,8 @@ import urllib.request
 
 import pytest
 
-from stealsearch.engine import monitor
-from stealsearch.engine.cluster import dashboard_link
+from stealsearch.engine.deploy import monitor
+from stealsearch.engine.deploy.cluster import dashboard_link
 
 
 def get(url: str):
@@ -27,7 +27,7 @@ def test_dashboard_is_on_loopback_and_the_link_is_its_port(cluster4):
 def test_announced_link_is_the_dashboard_port(cluster4):
     import io
 
-    from stealsearch.engine.cluster import announce_dashboard
+    from stealsearch.engine.deploy.cluster import announce_dashboard
 
     out = io.StringIO()
     link = announce_dashboard(cluster4, file=out)
@@ -88,7 +88,7 @@ def test_incumbent_and_bound_are_states():
 
 
 def test_the_panel_draws_the_state():
-    from stealsearch.engine.monitor_page import SearchPanel
+    from stealsearch.engine.deploy.monitor_page import SearchPanel
 
     state = monitor.MonitorState()
     w = ["tcp://127.0.0.1:1", "tcp://127.0.0.1:2"]

@@ -13,7 +13,8 @@ import urllib.request
 
 import pytest
 
-from stealsearch.engine import monitor, solve
+from stealsearch.engine.deploy import monitor
+from stealsearch.engine import solve
 from stealsearch.problems.clique.generators import gnp
 from stealsearch.problems.clique.problem import CliqueProblem
 

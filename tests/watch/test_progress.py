@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from stealsearch.engine.progress import Progress, fields_text, gap
+from stealsearch.engine.core.progress import Progress, fields_text, gap
 
 
 class FakeTTY(io.StringIO):
@@ -121,9 +121,9 @@ def test_rate_and_eta_are_tqdms():
 def test_the_line_shows_the_incumbent_and_bound_the_result_reports(transport):
     """Every backend's loop keeps the best so far and the proven bound of its last cut:
     a search cut short by its node limit ends with the line showing the result's."""
-    from stealsearch.engine.lanes import Lanes
-    from stealsearch.engine.loop import EpochLoop
-    from stealsearch.engine.sequential import OneStack
+    from stealsearch.engine.transports.lanes import Lanes
+    from stealsearch.engine.core.loop import EpochLoop
+    from stealsearch.engine.transports.sequential import OneStack
     from stealsearch.problems.clique.generators import gnp
     from stealsearch.problems.clique.problem import CliqueProblem
 

@@ -5,8 +5,8 @@ import os
 import time
 import urllib.request
 
-from stealsearch.engine import monitor
-from stealsearch.engine.sweep import load_grid, run_sweep
+from stealsearch.engine.deploy import monitor
+from stealsearch.engine.app.sweep import load_grid, run_sweep
 
 
 def cube(*, x: int) -> dict:

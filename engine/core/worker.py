@@ -1,0 +1,577 @@
+"""One epoch of the stealstack on one worker: the search object and its handlers.
+
+(One file of ~530 lines on purpose: the lanes, RELEASE/ACQUIRE/FINDWORK, the node-limit
+reservations, the incumbent and the cut share one worker's state under the shared
+portion's and the grant's locks, and the exactness argument below is about all of them
+at once; split, each part would need the others' invariants restated.)
+
+The search loop (seed 003, ch. 3): kernel chunks on the local portion, RELEASE of k
+bottom rows when the local portion exceeds the threshold, ACQUIRE from the own shared
+portion when empty, FINDWORK/STEAL from peers when both are empty.  The epoch ends
+when its time is up (a cut), at a limit, or on a stop message, and returns an
+:class:`~stealsearch.engine.core.epochs.EpochOutcome`; the search object is then dropped,
+so nothing outlives the epoch (a search whose client went away stops within one epoch
+on every worker).
+
+This is the worker *core*: it imports no Dask.  What carries its messages is its
+*host*, an object with ``address``, ``loop`` (``add_callback(fn)`` runs ``fn`` -- or the
+coroutine it returns -- on an event loop thread), ``handlers`` (``handler_name(op)`` ->
+this worker's own handlers, as routed to the search object) and ``rpc(address)`` (an
+object whose ``stealsearch_<op>(**msg)`` coroutines reach that peer's handlers).  Two
+hosts exist: a ``distributed`` Worker (:mod:`stealsearch.engine.transports.dask.task` runs
+an epoch as a Dask task, :mod:`stealsearch.engine.transports.dask.plugin` routes the
+messages) and :class:`stealsearch.engine.transports.lanes.InProcessWorker` (the lanes of
+``--sequential --threads-per-worker T``: one worker, no peer, no Dask).  Rank 0 also
+serves the epoch's coordinator (:class:`stealsearch.engine.core.termination.CoordinatorEndpoint`).
+The message names and replies are :mod:`stealsearch.engine.core.epochs`'.
+
+Lanes: threads inside a worker (hierarchical stealstack, issue #13)
+-------------------------------------------------------------------
+A worker runs ``spec.threads`` *lanes*: Python threads, each with its own local stack,
+budget tuner and counters, running the kernel (numba, ``nogil``) in parallel.  All
+lanes of a worker release into and acquire from ONE shared portion: that is the
+in-memory steal between the threads of a process (no message, no credit moves).
+Processes steal from each other's shared portions as before (YewPar: the threads of
+a locality share a workpool and localities steal; X10 GLB; seed 003's UPC threads).
+The task's own thread is the *supervisor*: it sends the progress reports and ends the
+epoch (cut, time limit); it never runs the kernel.
+
+Exactness, lane by lane (no node lost or duplicated):
+
+* rows move between a lane and the portion only under the portion's lock
+  (RELEASE, ACQUIRE) and to peers only by STEAL under the same lock; a row is at
+  every moment in exactly one place: one lane's local stack, the portion, or a steal
+  reply in flight (the thief holds it before its epoch can end: its call is
+  synchronous);
+* the cut: the supervisor sets the stop event, waits for every lane to end its
+  chunk and leave its loop (a lane does nothing after that), then
+  ``SharedPortion.close()`` and each lane's ``take_all()``: the outcome's rows are the
+  portion's plus every lane's, bottom-to-top per part; counters are reduced over the
+  lanes by the problem's rule (:func:`stealsearch.engine.core.problem.reduce_counters`).  A lane that
+  does not stop in time fails the epoch (rolled back), it is never half-read;
+* termination credit: :mod:`stealsearch.engine.core.stealstack` ("Lanes") -- the credit goes back
+  only when no lane holds a row and the portion is empty, checked under its lock; a
+  process steals from peers only when out of work and one lane at a time, so a
+  thief never holds two credits (``receive_credit`` asserts it);
+* node limit: the coordinator's grant is per worker; lanes draw from it by
+  lock-protected reservations (:meth:`WorkerSearch._reserve`): a lane reserves at
+  most its chunk budget of what is left and returns the unused part after the
+  chunk, so the worker's nodes never pass its grant and grants never sum past the
+  limit: the count never exceeds the node limit.
+
+Idle lanes: a lane that runs dry ACQUIREs from the portion; if it is empty, the lane
+is counted *hungry* and busy siblings release rows for it at their next chunk even
+below the release threshold (an in-memory steal within ~chunk_seconds).  While any
+lane holds a row the process keeps its credit and does not steal from peers (the
+price of one credit per process: an idle lane waits for its siblings then, it never
+holds a second credit); once the whole process is dry, one lane steals for all.
+
+Stats: ``busy_seconds`` and ``idle_seconds`` are *summed over lanes* (lane-seconds:
+with T lanes they add up to T times the epoch), ``chunks`` too; steal figures are the
+process's (one thief lane at a time).
+
+The node-limit grant wait (issue #11): a lane whose reservation gets nothing asks
+for a grant (at most ONE such report in flight per worker, retried while rank 0 is
+not ready) and sleeps in short steps; the supervisor keeps making the epoch's
+cut/time checks meanwhile, so a grant-starved worker ends its epoch at the cut like
+every other.  Formerly the wait skipped those checks and posted a new retrying
+report every 5 ms: a worker whose rank 0 had ended its epoch (or not started it)
+waited for the client's stall abort, and the report coroutines flooded its loop.
+
+The default of one lane per worker is a measurement (benchmarks/results/threads.md,
+2 cores): on a LocalCluster, 1 process x 2 lanes and 2 processes x 1 lane tie within the
+noise (T1L 1.78x vs 1.84x, clique G(1000, .5) 1.91x vs 1.83x), and one lane per process
+keeps each shared portion single-owner and a lost process costs one lane's work; 2
+lanes in one process without Dask (:mod:`stealsearch.engine.transports.lanes`) reached 1.93x and 1.99x.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+
+from .epochs import GONE, NOT_READY, EpochOutcome, EpochSpec, handler_name
+from .outcome import improve
+from .problem import IMPROVED, Mode, reduce_counters
+from .result import WorkerStats
+from .stack import BudgetTuner, make_stack
+from .stealstack import SharedPortion
+from .termination import Coordinator, CoordinatorEndpoint
+from .victims import VictimOrder
+
+logger = logging.getLogger("stealsearch")
+
+#: seconds between a worker's progress reports to the coordinator
+REPORT_INTERVAL = 0.1
+#: a worker waiting for a node-limit grant asks again this often
+GRANT_POLL = 0.005
+
+
+#: a lane whose sibling (or a thief) waits for rows runs chunks this many times shorter
+#: until it has released some: the wait is then ~chunk_seconds / 16, not a whole chunk
+#: (a narrow tree's gifts are small subtrees: each wait of a whole chunk cost a lane ~20%
+#: of a 0.3 s search on 2 lanes, tests/examples/test_vertex_cover.py)
+HUNGRY_SLICES = 16
+#: a steal that finds the shared portion empty while the victim still has rows waits
+#: up to this many chunks for the on-demand release (polling every DEMAND_POLL seconds)
+DEMAND_WAIT_CHUNKS = 2.0
+#: rows an on-demand release gives: the ONE bottom row of the lane's stack (YewPar's
+#: stack stealing takes the lowest-depth node).  On a narrow binary tree the bottom row
+#: is about half of what the stack holds, the next a quarter, and so on: giving up to k
+#: rows (or half of them) gave away nearly all of it, so the giver ran dry soon after and
+#: the work went back and forth (624 on-demand releases in a 3.8 s search of 86 M nodes
+#: on 2 lanes, benchmarks/bench_narrow.py, each lane idle 6%)
+ON_DEMAND_ROWS = 1
+DEMAND_POLL = 0.0005
+#: seconds a lane may take to leave its loop once the epoch ends, beyond a peer call's
+#: timeout (a chunk lasts ~chunk_seconds; a steal call at most peer_timeout)
+LANE_JOIN_GRACE = 5.0
+#: seconds a synchronous peer call may wait beyond its timeout for the host's loop
+LOOP_GRACE = 5.0
+
+
+class Lane:
+    """One search thread of a worker: its own stack, budget tuner and figures.
+    ``active`` is maintained under the shared portion's lock (see stealsearch.engine.core.stealstack)."""
+
+    def __init__(self, index: int, problem, policy):
+        self.index = index
+        self.stack = make_stack(problem)
+        self.tuner = BudgetTuner(policy)
+        self.active = True
+        self.chunks = 0
+        self.idle_seconds = 0.0
+        self.busy_seconds = 0.0
+
+
+class WorkerSearch:
+    """One epoch of one search on one worker (``spec.threads`` lanes)."""
+
+    def __init__(self, worker, spec: EpochSpec, rank: int, rows, problem):
+        self.worker = worker
+        self.spec = spec
+        self.problem = problem
+        self.rank = rank
+        self.peers = spec.peers
+        self.policy = spec.policy
+        n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
+        self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
+        self.stack = self.lanes[0].stack        # the dealt rows start on lane 0
+        self.stack.push(rows)
+        self.shared = SharedPortion(self.stack.codec, lanes=n_lanes,
+                                    steal_order=getattr(problem, "steal_order", "oldest"))
+        self.victims = VictimOrder(self.policy, rank, len(self.peers))
+        self.incumbent = int(spec.incumbent)
+        self.stop_event = threading.Event()
+        self.stop_reason: str | None = None
+        self.best_value = None
+        self.best_buffer = None
+        self.best_lock = threading.Lock()
+        self.history: list[tuple[float, int]] = []
+        self.stats = WorkerStats(worker=worker.address, rows_dealt=len(rows))
+        self.failure: str | None = None
+        # the peers whose calls failed; a failure of anything else is not explained by
+        # a peer that left gracefully (the driver's hand-over path)
+        self.failed_peers: set[str] = set()
+        self.failed_otherwise = False
+        # set once run() has built its outcome (a closing worker hands it over)
+        self.finished = threading.Event()
+        self.outcome: EpochOutcome | None = None
+        self.endpoint = None
+        if rank == 0:
+            self.endpoint = CoordinatorEndpoint(self, Coordinator(len(self.peers), spec.node_limit))
+        # one lane at a time steals from peers (and only when the process is out of work)
+        self.thief = threading.Lock()
+        # node-limit grant (None: unlimited): an absolute node total for this worker;
+        # ``reserved`` = nodes done by all lanes + reservations outstanding <= grant
+        self.grant_lock = threading.Lock()
+        self.grant = None if spec.node_limit is None else self._first_grant()
+        self.reserved = 0
+        self.outstanding = 0
+        # the sequence of our reports; at most one grant request in flight
+        self.report_lock = threading.Lock()
+        self.seq = 0
+        self.applied_seq = 0
+        self.asking = False
+        self.t_start = time.time()
+        # load the kernel now (numba reads its on-disk cache), before the clock starts
+        self.stack.run(0, self.incumbent)
+
+    def _first_grant(self) -> int:
+        n, limit = len(self.peers), self.spec.node_limit
+        return limit // n + (limit - n * (limit // n) if self.rank == 0 else 0)
+
+    @property
+    def nodes(self) -> int:
+        return sum(lane.stack.nodes for lane in self.lanes)
+
+    # -- handlers (run on the worker's event loop) -------------------------------------
+    def handle_steal(self, k, half):
+        rows, credit = self.shared.steal(int(k), bool(half))
+        if rows is None and self.shared.wanted:
+            # the portion is empty but this worker still has rows: its lanes split their
+            # stacks for us within ~chunk_seconds / HUNGRY_SLICES; the reply waits for that
+            # (a coroutine: the host's loop awaits it), so that the rows go to this thief
+            # and not back to their own lane, which re-acquires them once it runs dry
+            return self._steal_on_demand(int(k), bool(half))
+        return self._steal_reply(rows, credit)
+
+    def _steal_reply(self, rows, credit):
+        if rows is None:
+            return {"n": 0, "shared": len(self.shared)}
+        return {"rows": self.shared.codec.encode(rows), "n": len(rows), "credit": credit,
+                "shared": len(self.shared)}
+
+    async def _steal_on_demand(self, k, half):
+        wait = DEMAND_WAIT_CHUNKS * (self.policy.chunk_seconds or 0.005)
+        deadline = time.monotonic() + wait
+        rows = credit = None
+        while rows is None and self.shared.wanted and time.monotonic() < deadline \
+                and not self.stop_event.is_set():
+            await asyncio.sleep(DEMAND_POLL)
+            rows, credit = self.shared.steal(k, half)
+        return self._steal_reply(rows, credit)
+
+    def handle_incumbent(self, value):
+        with self.best_lock:       # never lowers what a lane has just raised
+            if value > self.incumbent:
+                self.incumbent = int(value)
+        return "ok"
+
+    def handle_stop(self, reason):
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        self.stop_event.set()
+        return "ok"
+
+    def handle_ping(self):
+        return "ok"
+
+    # -- messaging from the search threads -----------------------------------------------
+    def _fail(self, what: str, peer: int | None = None) -> None:
+        if self.failure is None:
+            self.failure = what
+        if peer is None or peer == self.rank:
+            self.failed_otherwise = True
+        else:
+            self.failed_peers.add(self.peers[peer])
+        self.stop_event.set()
+
+    def _call(self, to: int, op: str, **kwargs):
+        """Synchronous request/reply to a peer's handler, from a search thread: the call
+        runs on the host's loop, this thread waits for its reply (at most the peer
+        timeout, and a little more for the loop to take it)."""
+        timeout = self.spec.peer_timeout
+        reply: concurrent.futures.Future = concurrent.futures.Future()
+
+        async def call():
+            try:
+                rpc = self.worker.rpc(self.peers[to])
+                reply.set_result(await asyncio.wait_for(
+                    getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
+                                                   epoch=self.spec.epoch, **kwargs),
+                    timeout))
+            except BaseException as exc:       # the caller sees it as its own
+                reply.set_exception(exc)
+
+        self.worker.loop.add_callback(call)
+        try:
+            return reply.result(timeout + LOOP_GRACE)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"{op} to {self.peers[to]}: the host's loop did not run the "
+                               "call") from None
+
+    def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, on_done=None,
+              **kwargs) -> None:
+        """Fire-and-forget message to a peer (or to this worker's own handler).  A
+        failure aborts the epoch: a lost message must not pass unnoticed.  ``on_done``
+        runs once the message is settled, whatever happened."""
+        sid, ep = self.spec.search_id, self.spec.epoch
+
+        async def send():
+            deadline = time.monotonic() + self.spec.peer_timeout
+            try:
+                while True:
+                    if to == self.rank:
+                        reply = self.worker.handlers[handler_name(op)](
+                            search_id=sid, epoch=ep, **kwargs)
+                        if asyncio.iscoroutine(reply):
+                            reply = await reply
+                    else:
+                        rpc = self.worker.rpc(self.peers[to])
+                        reply = await asyncio.wait_for(
+                            getattr(rpc, handler_name(op))(search_id=sid, epoch=ep, **kwargs),
+                            max(0.01, deadline - time.monotonic()))
+                    if reply in (NOT_READY, GONE) and retry_not_ready:
+                        # rank 0 has not started the epoch yet (or has ended it)
+                        if self.stop_event.is_set() or time.monotonic() > deadline:
+                            return
+                        await asyncio.sleep(0.005)
+                        continue
+                    if on_reply is not None and reply not in (NOT_READY, GONE):
+                        on_reply(reply)
+                    return
+            except Exception as exc:
+                self._fail(f"{op} to {self.peers[to]} failed: {exc!r}", to)
+            finally:
+                if on_done is not None:
+                    on_done()
+
+        self.worker.loop.add_callback(send)
+
+    def request_stop(self, reason: str) -> None:
+        self._post(0, "request_stop", retry_not_ready=True, reason=reason)
+
+    # -- node-limit grant, shared by the lanes -------------------------------------------
+    def _reserve(self, want: int) -> int | None:
+        """Up to ``want`` expansions of this worker's grant for one chunk of a lane
+        (None: no limit; 0: the grant is used up)."""
+        if self.grant is None:
+            return None
+        with self.grant_lock:
+            r = max(0, min(want, self.grant - self.reserved))
+            self.reserved += r
+            self.outstanding += r
+            return r
+
+    def _settle(self, reserved: int | None, done: int) -> None:
+        """After the chunk: the unused part of the reservation goes back."""
+        if reserved is None:
+            return
+        with self.grant_lock:
+            self.reserved -= reserved - done
+            self.outstanding -= reserved
+
+    def _ask_grant(self) -> None:
+        """A lane's grant is used up: ask rank 0 (one request in flight at a time)."""
+        with self.report_lock:
+            if self.asking:
+                return
+            self.asking = True
+
+        def done():
+            self.asking = False
+        self._report(force=True, on_done=done)
+
+    def _give_back_grant(self) -> None:
+        """The process is out of work: its unused grant goes back to the coordinator
+        (which grants it to workers that ask).  Only with no reservation outstanding;
+        ``grant`` then equals the nodes done, so it is still >= ``reserved``."""
+        if self.grant is None:
+            return
+        with self.grant_lock:
+            if self.outstanding or self.grant <= self.reserved:
+                return
+            self.grant = self.reserved
+        self._report(force=True, idle=True)
+
+    # -- the epoch: the supervisor and its lanes -------------------------------------------
+    def run(self) -> EpochOutcome:
+        start = self.t_start = time.time()
+        cut_at = start + self.spec.epoch_seconds
+        deadline = None if self.spec.time_left is None else start + self.spec.time_left
+        threads = [threading.Thread(target=self._lane_main, args=(lane,), daemon=True,
+                                    name=f"stealsearch-lane-{self.rank}.{lane.index}")
+                   for lane in self.lanes]
+        for t in threads:
+            t.start()
+        next_report = start
+        while True:
+            now = time.time()
+            if now >= next_report:
+                self._report()
+                next_report = now + REPORT_INTERVAL
+            if deadline is not None and now >= deadline:
+                self.stop_reason = self.stop_reason or "time_limit"
+                self.request_stop("time_limit")
+                break
+            if now >= cut_at:
+                self.stop_reason = self.stop_reason or "cut"
+                break
+            wake = min(next_report, cut_at, deadline if deadline is not None else cut_at)
+            if self.stop_event.wait(max(0.0, wake - now)):
+                break         # a stop message, a decision, a failure
+        self.stop_event.set()     # every lane leaves its loop after its chunk
+        stuck = []
+        join_by = time.monotonic() + self.spec.peer_timeout + LANE_JOIN_GRACE
+        for t, lane in zip(threads, self.lanes):
+            t.join(max(0.0, join_by - time.monotonic()))
+            if t.is_alive():
+                stuck.append(lane)
+        if stuck:
+            self._fail(f"search thread(s) {[lane.index for lane in stuck]} did not stop")
+        end = time.time()
+        st = self.stats
+        st.chunks = sum(lane.chunks for lane in self.lanes)
+        st.idle_seconds = sum(lane.idle_seconds for lane in self.lanes)
+        st.busy_seconds = (end - start) * len(self.lanes) - st.idle_seconds
+        return self._final(stuck)
+
+    def _lane_main(self, lane: Lane) -> None:
+        try:
+            self._lane_loop(lane)
+        except BaseException as exc:       # the epoch fails (rolled back), never half-read
+            logger.exception("search thread %d failed", lane.index)
+            self._fail(f"search thread {lane.index} failed: {exc!r}")
+
+    def _lane_loop(self, lane: Lane) -> None:
+        pol, shared, stack, tuner = self.policy, self.shared, lane.stack, lane.tuner
+        stop = self.stop_event
+        backoff = pol.idle_backoff
+        idle_since = None
+        try:
+            while not stop.is_set():
+                if len(stack):
+                    if idle_since is not None:
+                        lane.idle_seconds += time.time() - idle_since
+                        idle_since = None
+                    want = tuner.budget
+                    if shared.hungry > 0 or shared.wanted:
+                        # someone waits for rows (this stack splits once it holds 2): a short chunk, so
+                        # that the release below comes within ~1/HUNGRY_SLICES of a chunk
+                        want = max(1, want // HUNGRY_SLICES)
+                    cap = self._reserve(want)
+                    if cap == 0:            # wait for a node-limit grant
+                        self._ask_grant()
+                        stop.wait(GRANT_POLL)
+                        continue
+                    before = stack.nodes
+                    try:
+                        status, value = tuner.run(stack, self.incumbent,
+                                                  cap=want if cap is None else cap)
+                    finally:
+                        self._settle(cap, stack.nodes - before)
+                    lane.chunks += 1
+                    if status == IMPROVED:
+                        self._improved(value, lane)
+                        if stop.is_set():
+                            break
+                    # RELEASE: the oldest rows beyond the threshold, k at a time
+                    while len(stack) > pol.release_threshold:
+                        shared.release(stack.take_bottom(pol.k))
+                    # work on demand (stealsearch.engine.core.stealstack, "Work shared on
+                    # demand"): a sibling lane is idle, or a peer's steal found the portion
+                    # empty, and it still is: split this stack at its bottom (it keeps >= 1
+                    # row), whatever the threshold
+                    if (shared.hungry > 0 or shared.wanted) and not len(shared) \
+                            and len(stack) > 1:
+                        shared.release(stack.take_bottom(ON_DEMAND_ROWS))
+                    continue
+                rows = shared.acquire(pol.acquire, lane)       # ACQUIRE
+                if rows is not None:
+                    stack.push(rows)
+                    backoff = pol.idle_backoff
+                    continue
+                if idle_since is None:
+                    idle_since = time.time()
+                e = shared.return_credit_if_empty(lane)
+                if e is not None:           # the whole process is out of work
+                    self._post(0, "credit", retry_not_ready=True, exponent=e)
+                    self._give_back_grant()
+                if pol.stealing and shared.credit_exp is None \
+                        and self.thief.acquire(blocking=False):
+                    try:
+                        found = shared.credit_exp is None and self._findwork(lane)
+                    finally:
+                        self.thief.release()
+                    if found:
+                        backoff = pol.idle_backoff
+                        continue
+                    stop.wait(backoff)      # a round of peers found nothing: back off
+                    backoff = min(backoff * 2, pol.idle_backoff_max)
+                else:
+                    shared.wait_for_rows(pol.idle_backoff_max)   # a sibling releases
+        finally:
+            if idle_since is not None:
+                lane.idle_seconds += time.time() - idle_since
+
+    def _findwork(self, lane: Lane) -> bool:
+        """Poll victims in policy order; STEAL from the first with shared rows."""
+        st = self.stats
+        for victim in self.victims.round():
+            if self.stop_event.is_set():
+                return False
+            st.steals_tried += 1
+            try:
+                reply = self._call(victim, "steal", k=self.policy.k, half=self.policy.steal_half)
+            except Exception as exc:
+                self._fail(f"steal from {self.peers[victim]} failed: {exc!r}", victim)
+                return False
+            if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
+                continue
+            self.victims.known_sizes[victim] = reply.get("shared", 0)
+            if reply.get("n"):
+                rows = self.shared.codec.decode(reply["rows"])
+                self.shared.receive_credit(reply["credit"], lane)
+                lane.stack.push(rows)
+                st.steals_succeeded += 1
+                st.rows_stolen += len(rows)
+                return True
+        return False
+
+    def _improved(self, value: int, lane: Lane) -> None:
+        with self.best_lock:       # lanes improve concurrently: one best, one history
+            better = self.best_value is None or value > self.best_value
+            self.incumbent = max(self.incumbent, value)
+            self.best_value, self.best_buffer, self.history = improve(
+                self.best_value, self.best_buffer, self.history, value, lane.stack.solution,
+                self.spec.t_offset + time.time() - self.t_start)
+        if not better:
+            return
+        if self.problem.mode is Mode.DECIDE:
+            self.stop_reason = self.stop_reason or "found"
+            self.stop_event.set()
+            self.request_stop("found")
+            return
+        for r in range(len(self.peers)):
+            if r != self.rank:
+                self._post(r, "incumbent", value=int(value))
+
+    def _report(self, force: bool = False, idle: bool = False, on_done=None) -> None:
+        with self.report_lock:
+            self.seq += 1
+            seq = self.seq
+            if idle:
+                self.applied_seq = seq
+
+        def on_reply(reply):
+            if not isinstance(reply, dict):
+                return
+            self.victims.known_sizes = list(reply["shared"])
+            if reply.get("grant") is not None:
+                with self.grant_lock:
+                    # a late reply must not hand back a grant given back since
+                    if seq > self.applied_seq:
+                        self.applied_seq = seq
+                        self.grant = int(reply["grant"])
+
+        local = sum(len(lane.stack) for lane in self.lanes)
+        shared = len(self.shared)
+        self._post(0, "report", on_reply=on_reply, retry_not_ready=force, on_done=on_done,
+                   rank=self.rank, nodes=self.reserved if idle else self.nodes, shared=shared,
+                   steals=self.stats.steals_succeeded, best=self.best_value, seq=seq, idle=idle,
+                   local=local, looking=local == 0 and shared == 0)
+
+    def _final(self, stuck=()) -> EpochOutcome:
+        st, sh = self.stats, self.shared
+        left_shared = sh.close()        # from now on thieves get nothing: a consistent cut
+        lanes = [lane for lane in self.lanes if lane not in stuck]
+        st.nodes = self.nodes
+        st.releases, st.rows_released = sh.releases, sh.rows_released
+        st.acquires, st.rows_acquired = sh.acquires, sh.rows_acquired
+        st.rows_given = sh.rows_given
+        codec = sh.codec
+        parts = [left_shared] + [lane.stack.take_all() for lane in lanes]
+        left = codec.concat([p for p in parts if len(p)])
+        st.rows_left = len(left)
+        counters = reduce_counters(self.problem, [lane.stack.counters for lane in self.lanes])
+        return EpochOutcome(
+            rank=self.rank, address=self.worker.address, rows=left,
+            counters=counters, best_value=self.best_value,
+            best_buffer=self.best_buffer, history=self.history, stats=st,
+            rows_left_shared=len(left_shared), stop_reason=self.stop_reason,
+            failure=self.failure,
+            coordinator=None if self.endpoint is None else self.endpoint.coordinator.snapshot(),
+            failed_peers=() if self.failed_otherwise else tuple(sorted(self.failed_peers)))

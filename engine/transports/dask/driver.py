@@ -1,0 +1,330 @@
+"""The client side: the Dask transport of the epoch loop (:mod:`stealsearch.engine.core.loop`
+runs the epochs, commits or rolls them back; this module says how one epoch runs on a
+cluster).  :mod:`.epoch_watch` watches one epoch, :mod:`.shipper` loads the problem on the
+workers, :mod:`.calls` holds every call to the scheduler and the workers,
+:mod:`.timeouts` every wait.
+
+Set-up (before the clock): the problem is pickled once and loaded on each worker of
+the first epoch by one comm call per worker (:mod:`.plugin`: unpickled and its kernel
+warmed before the reply).  The first epoch's tasks are submitted at the same time (one
+round trip less per search); each waits on its worker until its load is done, and
+starts its own epoch clock only then.  ``search_seconds`` starts when every load of
+the first epoch has replied, so it never includes kernel-cache loading;
+``result.info`` reports ``setup_seconds`` and the bytes shipped.  Why a comm call and
+not a future: a future tied to a dying worker (``client.scatter(broadcast=True)``, or
+a warm-up task) was seen cancelled epoch after epoch after a SIGKILL; a comm call
+either answers or fails within its timeout.  A worker that dies while loading is a
+lost worker of the first epoch (:mod:`stealsearch.engine.core.epochs`: the epoch rolls back); a load
+that fails on a live worker aborts the first epoch the same way.  From the second
+epoch on, only loaded workers are dealt to: workers that join later (or were
+restarted) are loaded in the background (on the client's event loop) and dealt to at
+the first epoch after they are warm.
+
+Each epoch (:mod:`stealsearch.engine.core.epochs`): deal the last cut over the loaded workers present
+now, send each worker its share by one comm call (``stealsearch_share``, with a
+timeout, for the same reason as the load: no future tied to a worker), submit one
+long-running task per worker (pinned to it; its arguments are the spec, which names
+the search, and a ticket of a few numbers: no rows in the scheduler's graph), watch
+them (lost workers, failed sends, failed peer calls, stalled workers, Ctrl-C), fetch
+each outcome directly from its worker as its task ends, and either commit the
+outcomes as the next cut or discard the epoch and deal the last cut again.  A share
+is taken once by its epoch's task, or dropped on its worker with a discarded epoch
+(:mod:`.plugin` has the argument); the client holds the cut until the commit, so a
+share that dies with its worker is dealt again.
+
+A worker that leaves gracefully (``retire_workers``, ``cluster.scale`` down, SIGTERM)
+hands its epoch's outcome to its peers as it closes (:mod:`.plugin`); the client,
+seeing the scheduler report an expected removal (or the worker's own ``closing-worker``
+event), fetches it, ends the epoch on the others as a cut, and commits it: no
+rollback.  The commit is exact for the same reason as any other: every worker ended
+its epoch with ``SharedPortion.close``, and the conservation check (released =
+acquired + stolen + left, stolen = given) must hold, else the epoch is rolled back
+(a steal reply lost in the closing connection would show there).  Peer calls to the
+leaving worker that failed only cost messages that do not carry rows: incumbents
+(pruning only), credits (termination detection, fresh per epoch), progress reports.
+
+The scheduler is not on the steal path; every wait here has a timeout.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+import numpy as np
+
+from ...core.epochs import Cut, EpochSpec, conserves, deal
+from ...core.errors import InputError, SearchFailed
+from ...core.loop import EpochRun, Transport, run_epochs
+from ...core.outcome import improve
+from ...core.policy import StealPolicy
+from ...core.problem import IMPROVED, Mode, Problem
+from ...core.result import SearchResult
+from ...core.stack import make_stack
+from . import timeouts
+from .calls import ask_all, end_search, live_workers, register_plugin, running_workers
+from .epoch_watch import EpochWatch
+from .shipper import ProblemShipper
+
+logger = logging.getLogger("stealsearch")
+
+
+def first_cut(problem: Problem, n: int) -> Cut:
+    """Expand the root frontier in the client until ``n`` workers can each get a row."""
+    t0 = time.time()
+    stack = make_stack(problem)
+    stack.push(np.ascontiguousarray(problem.root_frontier(), dtype=np.int64))
+    incumbent = int(problem.initial_incumbent())
+    bv, bb, bh = None, None, []
+    while 0 < len(stack) < n and stack.nodes < timeouts.SETUP_NODE_CAP:
+        status, value = stack.run(1, incumbent)
+        if status == IMPROVED:
+            incumbent = value
+            bv, bb, bh = improve(bv, bb, bh, value, stack.solution, time.time() - t0)
+            if problem.mode is Mode.DECIDE:
+                break
+    return Cut(batches={"": stack.take_all()}, counters=stack.counters.copy(),
+               best_value=bv, best_buffer=bb, history=bh, elapsed=time.time() - t0)
+
+
+class DaskTransport(Transport):
+    """The epochs of a search on ``client``'s cluster, on at most ``workers`` of its
+    workers (all by default), ``threads_per_worker`` lanes each (see the module doc)."""
+
+    starts_clock = True
+    idle_worker = "client (setup)"
+
+    def __init__(self, client, *, workers: int | None = None, threads_per_worker: int = 1,
+                 checkpoint: str | None = None):
+        self.client = client
+        self.threads = threads_per_worker
+        self.checkpoint = checkpoint
+        peers = live_workers(client)
+        if not peers:
+            raise SearchFailed("the cluster has no workers")
+        if workers is not None and not 1 <= workers <= len(peers):
+            raise InputError(f"asked for {workers} workers, the cluster has {len(peers)}")
+        self.cap = workers or None
+        self.first_peers = peers[:self.cap] if self.cap else list(peers)
+        #: workers that did not answer the last abort (left out until they answer a ping)
+        self.suspects: set[str] = set()
+        self.shipper: ProblemShipper | None = None
+        self.watch = None
+        #: the first epoch's workers, loaded as it starts
+        self.loading: list[str] = []
+        self.handovers: list[tuple[int, list[str]]] = []
+        self.shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0}
+        self.last_peers: list[str] = []
+        self.n_used = 0
+
+    @property
+    def peer_timeout(self) -> float:
+        return timeouts.PEER_TIMEOUT
+
+    @property
+    def label(self) -> str:
+        return f"dask[{max(self.n_used, 1)}]"
+
+    def desc(self, problem: Problem) -> str:
+        return f"{problem.name} on {len(self.first_peers)} workers"
+
+    def first_cut(self, problem: Problem) -> Cut:
+        return first_cut(problem, len(self.first_peers))
+
+    @contextlib.contextmanager
+    def _connection(self):
+        """A lost connection to the cluster is one SearchFailed line."""
+        try:
+            yield
+        except (OSError, asyncio.CancelledError) as exc:
+            raise SearchFailed(f"lost the connection to the cluster ({exc.__class__.__name__})"
+                               + (f"; resume with the checkpoint in {self.checkpoint}"
+                                  if self.checkpoint else "")) from None
+
+    def prepare(self, loop) -> None:
+        """The problem to the first epoch's workers; its tasks go out at once and wait
+        there for it; the clock starts when every load has replied."""
+        from ...deploy.monitor import SearchWatch
+
+        self.shipper = ProblemShipper(
+            self.client, loop.problem, loop.search_id,
+            keep_idle=timeouts.PROBLEM_KEEP_IDLE + 2 * loop.every + timeouts.WAIT_FOR_WORKERS)
+        # the /stealsearch page of the dashboard (stealsearch.engine.deploy.monitor)
+        self.watch = SearchWatch(self.client, loop.search_id, label=self.desc(loop.problem))
+        if loop.stop_reason is not None or not loop.cut.n_rows():
+            return
+        with self._connection():
+            register_plugin(self.client)
+            self.loading = list(self.first_peers)
+            self.shipper.start(self.loading)
+
+    def peers(self, loop) -> list[str]:
+        with self._connection():
+            register_plugin(self.client)
+            if loop.epoch == 0 and self.loading:
+                peers = self.loading
+            else:
+                peers = self._choose_workers()
+                loop.clock.start()      # (ended before every load was in: all of it was set-up)
+        self.n_used = max(self.n_used, len(peers))
+        self.last_peers = peers
+        return peers
+
+    def _choose_workers(self) -> list[str]:
+        """The workers of the next epoch: live ones that hold the problem (others are
+        loaded in the background and join once warm), less those that did not answer
+        the last abort (unless they answer a ping now)."""
+        client, shipper, cap = self.client, self.shipper, self.cap
+        deadline = time.monotonic() + timeouts.WAIT_FOR_WORKERS
+        while True:
+            live = running_workers(client)
+            back = [a for a, r in ask_all(client, [a for a in live if a in self.suspects],
+                                          "ping", 1.0, search_id="", epoch=-1).items()
+                    if not isinstance(r, Exception)]
+            self.suspects.difference_update(back)
+            candidates = [a for a in live if a not in self.suspects]
+            shipper.harvest()
+            ready = [a for a in candidates if a in shipper.ready]
+            if cap is None:
+                shipper.start(candidates)
+            else:       # load only as many as the cap can use
+                loading = sum(1 for a in candidates if a in shipper.pending)
+                more = [a for a in candidates if a not in shipper.ready and a not in shipper.pending]
+                shipper.start(more[:max(0, cap - len(ready) - loading)])
+            if ready:
+                return ready[:cap] if cap else ready
+            if time.monotonic() > deadline:
+                why = "; ".join(f"{a}: {shipper.last_failure[a]}" for a in candidates
+                                if a in shipper.last_failure)
+                raise SearchFailed(f"no responsive worker left after "
+                                   f"{timeouts.WAIT_FOR_WORKERS:.0f} s"
+                                   + (f" (loading the problem failed: {why})" if why else ""))
+            shipper.wait(0.25)
+
+    def _first_loads(self, loop):
+        """The first epoch's poll: its loads.  All in: the clock starts (the tasks
+        started theirs as their own load ended: the first to reply starts it).  One
+        failed: abort the epoch."""
+        shipper, loading = self.shipper, self.loading
+
+        def poll(run: EpochWatch) -> str | None:
+            shipper.harvest()
+            failed = [a for a in loading if a not in shipper.ready and a not in shipper.pending]
+            if failed:
+                return f"loading the problem on {', '.join(failed)} failed"
+            if all(a in shipper.ready for a in loading):
+                loop.clock.start(at=min(shipper.done_at[a] for a in loading))
+                run.poll_cb = None       # the stall clock starts once the shares are in too
+            return None
+        return poll
+
+    def _show(self, loop, base: int, peers: list[str]):
+        """The live line and the dashboard from rank 0's progress snapshot."""
+        def _done(loop, a):         # its nodes in the committed epochs
+            st = loop.stats.get(a)
+            return 0 if st is None else st.nodes
+
+        def show(snap):
+            local = snap.get("local") or [None] * len(peers)
+            idle = snap.get("idle") or [None] * len(peers)
+            n_idle = sum(1 for i in idle if i)
+            frac = loop.live.update(base + snap["nodes"], snap["best"], steals=snap["steals"],
+                                    workers=len(peers), idle_workers=n_idle)
+            self.watch.update({"time": time.time(), "nodes": base + snap["nodes"],
+                               "steals": snap["steals"],
+                               "incumbent": loop.live.incumbent, "bound": loop.live.bound,
+                               "fraction_done": frac, "idle_workers": n_idle,
+                               # per worker: its nodes over the whole search
+                               "workers": {a: {"nodes": n + _done(loop, a), "shared": sh,
+                                               "stack": lo, "idle": i}
+                                           for a, n, sh, lo, i in
+                                           zip(peers, snap["per_worker"], snap["shared"],
+                                               local, idle)}})
+        return show
+
+    def run_epoch(self, loop, spec: EpochSpec, cut: Cut) -> EpochRun:
+        first = spec.epoch == 1 and bool(self.loading)
+        if first:
+            spec.load_wait = self.shipper.timeout()
+        peers = spec.peers
+        with self._connection():
+            run = EpochWatch(self.client, spec, deal(cut, peers, loop.codec), loop.codec,
+                             self._show(loop, cut.nodes, peers),
+                             poll_cb=self._first_loads(loop) if first else None)
+            self.shares["share_bytes"] += run.share_bytes
+            self.shares["share_bytes_max"] = max(self.shares["share_bytes_max"], run.share_max)
+            self.shares["share_sends"] += len(peers)
+            limit = spec.time_left if spec.time_left is not None else loop.every
+            stall_after = min(loop.every, limit) + timeouts.PEER_TIMEOUT + timeouts.ABORT_GRACE
+            try:
+                verdict, why = run.watch(stall_after)
+            except KeyboardInterrupt:
+                # first Ctrl-C / SIGTERM: stop every worker, keep what they return
+                run.wind_down("interrupted", timeouts.INTERRUPT_GRACE)
+                outs = [run.outcomes[r] for r in sorted(run.outcomes)]
+                whole = len(outs) == len(peers) and not any(o.failure for o in outs)
+                return EpochRun(outs, abort=None if whole else "interrupted", interrupted=True)
+            for addr in run.problem_missing:
+                self.shipper.forget(addr)
+            if verdict == "done" and run.retiring and not conserves(
+                    [run.outcomes[r] for r in range(len(peers))]):
+                verdict, why = "abort", "rows not conserved across a hand-over"
+            if verdict == "abort":
+                self.suspects.update(run.wind_down("abort", timeouts.ABORT_GRACE))
+                return EpochRun([run.outcomes[r] for r in sorted(run.outcomes)], abort=why)
+            run.release()
+        if run.retiring:
+            self.handovers.append((spec.epoch, sorted(peers[r] for r in run.retiring)))
+            logger.info("epoch %d: %s left gracefully; their rows were handed over",
+                        spec.epoch, ", ".join(peers[r] for r in run.retiring))
+        return EpochRun([run.outcomes[r] for r in range(len(peers))])
+
+    def finish(self, loop) -> None:
+        reason = loop.stop_reason
+        if self.watch is not None:
+            self.watch.close("interrupted" if reason in ("interrupted", "time_limit", "node_limit")
+                             else "done" if reason is not None else "failed",
+                             self.watch.last(nodes=loop.cut.nodes, incumbent=loop.live.incumbent,
+                                             bound=loop.live.bound,
+                                             **({"fraction_done": 1.0}
+                                                if reason == "complete" else {})))
+        if not loop.clock.started and self.loading:
+            try:    # a short first epoch can end before its loads' replies were read
+                self.shipper.harvest()
+            except SearchFailed:
+                pass
+            if all(a in self.shipper.ready for a in self.loading):
+                loop.clock.start(at=min(self.shipper.done_at[a] for a in self.loading))
+
+    def close(self, loop) -> None:
+        if self.shipper is not None:
+            self.shipper.close()
+        end_search(self.client, loop.search_id)
+
+    def info(self, loop) -> dict:
+        shipped = self.shipper.figures() if self.shipper is not None else {}
+        return {"rows_left_shared": loop.rows_left_shared, "setup_nodes": loop.setup_nodes,
+                "carried_nodes": loop.carried, "rows_left": loop.cut.n_rows(),
+                "setup_seconds": loop.clock.setup_seconds, **shipped, **self.shares,
+                "handovers": self.handovers, "last_epoch_workers": list(self.last_peers)}
+
+
+def run_dask(problem: Problem, client, *, workers: int | None = None,
+             policy: StealPolicy | None = None, time_limit: float | None = None,
+             node_limit: int | None = None, progress: bool = False,
+             checkpoint: str | None = None, checkpoint_every: float | None = None,
+             checkpoint_info: dict | None = None, cut: Cut | None = None,
+             threads_per_worker: int = 1) -> SearchResult:
+    """Run the stealstack search on ``client``'s cluster, on at most ``workers`` of its
+    workers (all by default), epoch by epoch; ``cut`` resumes from a checkpoint (the
+    limits then count from the resume: this run's seconds and nodes).
+    ``threads_per_worker``: search threads (lanes) in each worker
+    (:mod:`stealsearch.engine.core.worker`)."""
+    t0 = time.perf_counter()
+    transport = DaskTransport(client, workers=workers, threads_per_worker=threads_per_worker,
+                              checkpoint=checkpoint)
+    return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
+                      node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                      checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                      cut=cut, t0=t0)

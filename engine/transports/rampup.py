@@ -1,0 +1,365 @@
+"""Ramp-up: start the search in this process at once, move it to the cluster if it lasts.
+
+The ``auto`` default of :func:`stealsearch.engine.solve` and of the CLI (backend ``rampup``).  UG's
+ramp-up is the model: its LoadCoordinator solves alone until it has enough open nodes,
+then hands them out.  Here:
+
+* **Phase 1 (this process).**  For a problem whose node code does not hold the GIL
+  (:func:`stealsearch.engine.core.problem.holds_gil` false: every numba kernel compiled
+  ``nogil``), *lanes* (:class:`stealsearch.engine.transports.lanes.Lanes`, the worker core of a Dask
+  worker without Dask) search on min(usable cores, search threads asked of the cluster)
+  threads from the first moment (:func:`first_phase_threads`), so the cores the cluster
+  will use are not idle while it starts; a problem that holds the GIL (the Python
+  reference tier) runs the problem's one stack (:class:`~stealsearch.engine.transports.sequential.OneStack`)
+  in budget chunks (:class:`~stealsearch.engine.core.stack.BudgetTuner`), as the sequential backend
+  does.  Searches that end within ``grace`` seconds never start a
+  cluster at all (no process is spawned, nothing is imported from distributed).  After
+  ``grace`` seconds, the cluster starts (or is connected to) in the background, through
+  :class:`stealsearch.engine.deploy.interrupts.ShieldedStart` (its worker processes never see Ctrl-C); the
+  search keeps going meanwhile and asks whether the cluster is ready (started,
+  connected, its workers' kernels loaded): one stack between two chunks, lanes every
+  :data:`~stealsearch.engine.transports.lanes.HANDOVER_POLL` seconds from the main thread.  A cluster
+  given as ``client`` is ready at once: the hand-over comes after ``grace`` seconds, and
+  after at least one chunk (with ``grace=0`` and one stack of a fixed budget: at a node
+  count, not at a moment).
+* **Hand-over.**  Once it is, every open row of phase 1 is taken (``take_all``) into a
+  :class:`~stealsearch.engine.core.epochs.Cut` with the counters, the incumbent (value, solution buffer,
+  history) and the elapsed time, and :func:`stealsearch.engine.transports.dask.run_dask` resumes from
+  that cut, exactly as ``resume()`` resumes from a checkpoint.  Limits count across both
+  phases: the Dask phase gets what is left of ``time_limit`` and ``node_limit``.
+* **Phase 1 ends the search** when the stack empties, a limit or a Ctrl-C stops it, or
+  (decide mode) a solution is found.  A cluster still starting is then aborted
+  (:meth:`~stealsearch.engine.deploy.interrupts.ShieldedStart.abort`: the processes it spawned are ended by
+  PID, which makes a LocalCluster's start fail within ~0.1 s, where finishing and
+  closing it would take seconds), and an error of its start no longer matters.  (The
+  abort ends the children of this process that appeared since the start began: a
+  program that starts other clusters in other threads at the same moment should not
+  ramp up.)
+
+Why the result is exact (every node counted in exactly one phase, rows handed over once)
+-----------------------------------------------------------------------------------------
+*One stack.*  Phase 1 is one stack in one thread: each chunk expands nodes and adds them
+to the stack's counters, and a chunk is atomic (the kernel returns between nodes, never
+inside one).  The hand-over happens between chunks, so at that instant every node of the
+tree is in exactly one of three sets: expanded (counted in ``stack.counters``), open (a
+row of the stack), or below an open row.  The hand-over ends phase 1's last epoch
+(:class:`~stealsearch.engine.transports.sequential.OneStack`, stop reason ``handover``): ``take_all``
+moves the open rows into its outcome, which the epoch loop commits as the cut, and
+leaves the stack empty; phase 1 never runs again: no row stays behind, none is copied.
+
+*Lanes.*  The hand-over is a stop of the running lanes epoch, the very stop a Ctrl-C or
+an epoch's end makes, whose cut :class:`~stealsearch.engine.core.worker.WorkerSearch` proves
+exact: the main thread sets the stop (reason ``handover``), every lane finishes its
+atomic chunk and leaves its loop, then the shared portion is closed and every lane's
+stack taken; a row is at that moment in exactly one of the portion or one lane's stack
+(rows move between them only under the portion's lock), and each lane's counters hold
+exactly the nodes it expanded.  The outcome (rows and counters reduced over the lanes)
+is committed as the cut by the same conservation check as every epoch; the lanes'
+worker is then closed and never runs again.  If the lanes ran dry in the poll that
+asked for the hand-over, the cut has no row: the search is complete in phase 1 and
+the cluster is abandoned as for any search phase 1 ends.
+
+``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.core.epochs`):
+its counters start from the cut's and add only nodes expanded below its rows, each
+committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
+final counters are phase 1's plus phase 2's, with nothing in common; the result's
+``phases`` reports both parts (their nodes add up to ``nodes``), and the Dask phase
+still checks row conservation epoch by epoch.  The incumbent travels in the cut and only
+prunes, so an optimum stays the optimum; enumerate mode has none, so its counts equal
+the sequential ones.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+
+from ..core.epochs import Cut
+from ..core.errors import InputError, first_line
+from ..core.loop import EpochLoop
+from ..core.policy import StealPolicy
+from ..core.problem import Problem, holds_gil
+from ..core.result import SearchResult
+from ..core.stack import make_stack
+from ..deploy import interrupts
+from .sequential import OneStack
+
+log = logging.getLogger(__name__)
+
+#: Seconds the search runs in this process before a cluster is started at all.  A
+#: LocalCluster that is started and then not needed costs its whole start and close
+#: (2-5 s on the 2-core reference machine, see benchmarks/results/rampup.md), which a
+#: search that ends meanwhile would pay; searches shorter than this pay nothing.
+DEFAULT_GRACE = 1.0
+#: Seconds a cluster still starting when phase 1 ends may take before its processes are
+#: ended by PID.
+START_TIMEOUT = 120.0
+#: Seconds to load the kernel on the workers before the hand-over.
+WARM_TIMEOUT = 60.0
+
+
+@dataclass
+class Place:
+    """Where phase 2 runs: a given ``client``, a ``scheduler``, a ``cluster_config``, or
+    (none of them) a LocalCluster of ``workers`` processes; the rest as
+    :func:`stealsearch.engine.deploy.cluster.dask_client`."""
+
+    client: object = None
+    workers: int | None = None
+    scheduler: str | None = None
+    cluster_config: str | None = None
+    connect_timeout: float | None = None
+    wait_workers: float | None = None
+    force: bool = False
+
+    @property
+    def local(self) -> bool:
+        return self.client is None and self.scheduler is None and self.cluster_config is None
+
+    def cap(self) -> int | None:
+        """At most this many workers of the cluster (a LocalCluster of ours: all)."""
+        return None if self.local else self.workers
+
+
+class _Connection:
+    """A client made ready in the background: connected, workers' kernels loaded."""
+
+    def __init__(self, context, client):
+        self.context, self.client = context, client
+
+    def close(self) -> None:
+        if self.context is not None:
+            self.context.__exit__(None, None, None)
+
+
+def _load_kernel(problem) -> bool:
+    """On a worker: load the problem's kernel (numba reads its cache, ~1 s per process),
+    so that the first epoch after the hand-over searches at once."""
+    make_stack(problem).run(0, int(problem.initial_incumbent()))
+    return True
+
+
+class _Cancelled(Exception):
+    """Phase 1 ended while the cluster started: stop starting it."""
+
+
+def _warm(client, problem, cancelled) -> None:
+    from distributed import wait
+
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=-1, callback_timeout=10)
+        futures = [client.submit(_load_kernel, problem, workers=[a], allow_other_workers=False,
+                                 pure=False) for a in sorted(info["workers"])]
+        deadline = time.monotonic() + WARM_TIMEOUT
+        while not cancelled.is_set() and time.monotonic() < deadline:
+            try:
+                wait(futures, timeout=0.1)
+                break
+            except TimeoutError:
+                pass
+        for f in futures:
+            f.release()
+    except Exception as exc:   # only an optimisation: the first epoch loads it anyway
+        log.debug("loading the kernel on the workers failed: %r", exc)
+
+
+def _connect(place: Place, problem, cancelled) -> _Connection:
+    """Runs in the ShieldedStart's thread: start or reach the cluster, warm it up;
+    ``cancelled`` (phase 1 ended) stops it between steps."""
+    import distributed  # noqa: F401  (~1 s: look at ``cancelled`` after it)
+
+    if cancelled.is_set():
+        raise _Cancelled
+    from ..deploy.cluster import dask_client
+
+    context = dask_client(workers=place.workers, scheduler=place.scheduler,
+                          config=place.cluster_config, connect_timeout=place.connect_timeout,
+                          wait_workers=place.wait_workers, force=place.force,
+                          cancelled=cancelled)
+    connection = _Connection(context, context.__enter__())
+    if not cancelled.is_set():
+        _warm(connection.client, problem, cancelled)
+    return connection
+
+
+def _close(connection: _Connection) -> None:
+    connection.close()
+
+
+def check_grace(grace) -> float:
+    if grace is None:
+        return DEFAULT_GRACE
+    try:
+        value = float(grace)
+    except (TypeError, ValueError):
+        raise InputError(f"ramp-up grace must be a number of seconds >= 0, got {grace!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise InputError(f"ramp-up grace must be a finite number of seconds >= 0, got {grace!r}")
+    return value
+
+
+class _HandOver:
+    """Phase 1's question between two chunks: hand the rows over now?  It starts the
+    cluster in the background after ``grace`` seconds (a given ``client``: nothing to
+    start) and says yes once it is ready; a start that fails is reported in one line
+    (``fall_back``) or raised."""
+
+    def __init__(self, place: Place, problem: Problem, grace: float, fall_back: bool):
+        self.place, self.problem, self.grace, self.fall_back = place, problem, grace, fall_back
+        self.starter: interrupts.ShieldedStart | None = None
+        self.note = "not started"
+        self.t_start: float | None = None
+
+    def __call__(self, chunks: int) -> bool:
+        now = time.perf_counter()
+        if self.t_start is None:
+            self.t_start = now
+        waited = now - self.t_start >= self.grace
+        if self.place.client is not None:
+            # the caller's cluster: there is nothing to start.  At least one chunk runs
+            # here first, so that grace=0 with a fixed budget hands over at a node count,
+            # not at a moment (a deterministic hand-over for tests)
+            return bool(chunks) and waited
+        if self.starter is None and self.note == "not started" and waited:
+            cancelled = threading.Event()
+            self.starter = interrupts.ShieldedStart(
+                lambda: _connect(self.place, self.problem, cancelled),
+                name="stealsearch-rampup-start", cancelled=cancelled)
+            self.note = "starting"
+        if self.starter is not None and self.starter.done():
+            if not self.starter.failed:
+                return True
+            if not self.fall_back:
+                self.starter.result()            # raises the start's error
+            try:
+                self.starter.result()
+            except Exception as exc:
+                reason = first_line(exc)
+                log.warning("note: the cluster did not start (%s); the search goes "
+                            "on in this process", reason)
+                self.note = f"failed: {reason}"
+            self.starter = None
+        return False
+
+    def abandon(self) -> str:
+        """Phase 1 ended the search: a cluster still starting (or started) is ended;
+        returns what became of it."""
+        if self.starter is not None:
+            self.note = "started, not used" if self.starter.done() and not self.starter.failed \
+                else "cancelled while starting"
+            self.abort()
+        return self.note
+
+    def abort(self) -> None:
+        if self.starter is not None:
+            self.starter.abort(_close, START_TIMEOUT)
+
+    def connection(self) -> "_Connection":
+        if self.starter is None:
+            return _Connection(None, self.place.client)
+        return self.starter.result()
+
+    @property
+    def start_seconds(self) -> float:
+        return 0.0 if self.starter is None else round(self.starter.seconds, 6)
+
+
+def first_phase_threads(problem: Problem, place: Place, threads_per_worker: int = 1) -> int:
+    """Search threads of phase 1: lanes on min(usable cores, the search threads asked of
+    the cluster: ``workers`` x ``threads_per_worker``; no count: the usable cores) for a
+    problem whose node code does not hold the GIL; one stack for one that does (its
+    threads would search one at a time)."""
+    from ..deploy.cores import usable_cores
+
+    if holds_gil(problem):
+        return 1
+    cores = usable_cores()
+    asked = cores if place.workers is None else int(place.workers) * max(1, int(threads_per_worker))
+    return max(1, min(cores, asked))
+
+
+def run_rampup(problem: Problem, *, place: Place | None = None,
+               policy: StealPolicy | None = None, time_limit: float | None = None,
+               node_limit: int | None = None, progress: bool = False,
+               checkpoint: str | None = None, checkpoint_every: float | None = None,
+               checkpoint_info: dict | None = None, cut: Cut | None = None,
+               grace: float | None = None, fall_back: bool = False,
+               threads_per_worker: int = 1, first_threads: int | None = None) -> SearchResult:
+    """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
+    cluster in the background and hand the open rows over once it is ready (see the
+    module docstring).  ``fall_back``: a cluster that fails to start is reported in one
+    line and the search goes on here (for the ``auto`` default, whose user asked for no
+    cluster); otherwise its error is raised.  ``cut`` resumes from a checkpoint (the
+    limits then count from the resume).  ``first_threads``: phase 1's search threads
+    (default :func:`first_phase_threads`; 1: one stack)."""
+    place = place or Place()
+    grace = check_grace(grace)
+    t0 = time.perf_counter()
+    threads = first_phase_threads(problem, place, threads_per_worker) \
+        if first_threads is None else max(1, int(first_threads))
+    stack = make_stack(problem)
+    # load the kernel (numba's cache: ~1 s cold) before the grace period's clock starts,
+    # as the CLI's --sequential does before its own (an empty stack expands nothing)
+    stack.run(0, int(problem.initial_incumbent()))
+    # (distributed is imported only once a cluster is started: ~1 s a short search saves)
+    hand_over = _HandOver(place, problem, grace, fall_back)
+    desc = f"{problem.name} (ramp-up)"
+    if threads > 1:
+        from .lanes import Lanes
+        here = Lanes(threads, desc=desc, hand_over=hand_over)
+    else:
+        here = OneStack(problem, stack=stack, desc=desc, between_chunks=hand_over)
+    phase1 = EpochLoop(problem, here, policy=policy, time_limit=time_limit,
+                       node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                       cut=cut, t0=t0)
+    try:
+        reason = phase1.run()
+    except BaseException:
+        hand_over.abort()
+        raise
+    if reason == "handover" and not phase1.cut.n_rows():
+        # the lanes ran dry in the very poll that said "hand over": nothing is left to
+        # hand over, the search is complete here
+        reason = phase1.stop_reason = "complete"
+    carried, handed = phase1.carried, phase1.cut
+    first = {"phase": here.label, "where": "this process", "nodes": handed.nodes - carried,
+             "seconds": round(phase1.search_seconds, 6), "chunks": here.chunks}
+    if reason != "handover":
+        first["cluster"] = hand_over.abandon()
+        result = phase1.result()
+        result.phases = [first]
+        return result
+
+    # -- hand-over: every open row, once, in the cut phase 2 resumes from
+    from .dask import run_dask
+
+    connection = hand_over.connection()
+    first["rows_handed_over"] = handed.n_rows()
+    first["cluster"] = "used"
+    first["cluster_start_seconds"] = hand_over.start_seconds
+    nodes_before = handed.nodes
+    try:
+        result = run_dask(
+            problem, connection.client, workers=place.cap(), policy=phase1.policy,
+            time_limit=None if time_limit is None
+            else max(1e-6, time_limit - phase1.search_seconds),
+            node_limit=None if node_limit is None else node_limit - (nodes_before - carried),
+            progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+            checkpoint_info=checkpoint_info, cut=handed, threads_per_worker=threads_per_worker)
+    finally:
+        try:
+            connection.close()
+        except Exception as exc:   # a failure to close must not hide the result
+            log.debug("closing the cluster failed: %r", exc)
+    second = {"phase": result.backend, "where": "cluster", "nodes": result.nodes - nodes_before,
+              "seconds": round(result.wall_seconds, 6), "rows_received": first["rows_handed_over"],
+              "epochs": result.epochs - handed.epochs}
+    result.backend = f"{here.label}+{result.backend}"
+    result.phases = [first, second]
+    result.search_seconds = phase1.search_seconds + result.search_seconds
+    result.wall_seconds = time.perf_counter() - t0
+    result.info["carried_nodes"] = carried
+    return result

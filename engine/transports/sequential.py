@@ -1,0 +1,158 @@
+"""The sequential backend: the same kernel and stack in one process.
+
+It is the reference every other backend is tested against and the 1-worker
+baseline of every speed-up figure.  It runs the one epoch loop
+(:mod:`stealsearch.engine.core.loop`) on :class:`OneStack`, a transport whose single stack
+stays where it is from epoch to epoch: between two chunks the stack *is* a consistent
+cut (one worker, nothing in flight), so an epoch ends at any chunk boundary: every
+``checkpoint_every`` seconds (written to disk with ``checkpoint=DIR``), at a limit, on
+Ctrl-C (with the result so far), or when the ramp-up hands the rows to a cluster
+(:mod:`stealsearch.engine.transports.rampup`).  It resumes from any cut (also one written by the
+Dask backend).
+
+With ``estimate`` (by default when the live line is shown) the live line carries the
+fraction done and an ETA from :class:`stealsearch.engine.core.estimate.ProgressEstimator`: a copy of the
+stack is a cut, probed between chunks within a few % of the time; a new copy is taken
+once the last has been probed through and a second has passed
+(:meth:`ProgressEstimator.wants_cut`).  The probes run on a stack of their own: the
+search's counts are the same with or without.
+
+``threads`` > 1 (``--sequential --threads-per-worker T``) runs the same loop on
+:class:`stealsearch.engine.transports.lanes.Lanes`: T search threads on one shared portion in this
+process, the Dask worker's lanes without Dask.
+"""
+from __future__ import annotations
+
+import time
+
+from ..core import stop_request
+from ..core.epochs import Cut, EpochOutcome, EpochSpec
+from ..core.loop import EpochRun, Transport, run_epochs
+from ..core.outcome import improve
+from ..core.policy import StealPolicy
+from ..core.problem import IMPROVED, Mode, Problem
+from ..core.result import SearchResult, WorkerStats
+from ..core.stack import BudgetTuner, make_stack
+
+#: the worker's name in the result
+NAME = "sequential"
+
+
+class OneStack(Transport):
+    """One stack in this thread, kept from epoch to epoch (see the module docstring).
+
+    ``between_chunks``: a callable asked before every chunk (with the chunks run so
+    far); True ends the epoch with stop reason ``"handover"`` (the ramp-up's)."""
+
+    label = NAME
+    idle_worker = NAME
+
+    def __init__(self, problem: Problem, *, stack=None, desc: str | None = None,
+                 between_chunks=None):
+        self.stack = stack if stack is not None else make_stack(problem)
+        self.tuner = None
+        self.between_chunks = between_chunks
+        self._desc = desc
+        self.chunks = 0            # over all epochs
+        self._dealt = False
+
+    def desc(self, problem: Problem) -> str:
+        return self._desc or problem.name
+
+    def prepare(self, loop) -> None:
+        # load the kernel (numba's cache: up to ~1 s cold) before the search clock starts
+        # (an empty budget expands nothing)
+        self.stack.run(0, loop.cut.incumbent(loop.problem))
+
+    def peers(self, loop) -> list[str]:
+        return [NAME]
+
+    def run_epoch(self, loop, spec: EpochSpec, cut: Cut) -> EpochRun:
+        problem, stack = loop.problem, self.stack
+        if self.tuner is None:
+            self.tuner = BudgetTuner(spec.policy)
+        dealt = 0
+        if not self._dealt:                # the rows stay on this stack from now on
+            stack.push(cut.rows(stack.codec))
+            dealt, self._dealt = len(stack), True
+        stack.counters[:] = 0              # this epoch's nodes (the cut holds the rest)
+        base, incumbent = cut.nodes, spec.incumbent
+        best_value = best_buffer = None
+        history: list = []
+        stats = WorkerStats(worker=NAME, rows_dealt=dealt)
+        start = time.perf_counter()
+        cut_at = start + spec.epoch_seconds
+        deadline = None if spec.time_left is None else start + spec.time_left
+        live, decide = loop.live, problem.mode is Mode.DECIDE
+        reason = None
+        try:
+            while True:
+                if not len(stack):
+                    reason = "exhausted"
+                    break
+                if stop_request.requested():
+                    reason = "interrupted"
+                    break
+                cap = None if spec.node_limit is None else spec.node_limit - stack.nodes
+                if cap is not None and cap <= 0:
+                    reason = "node_limit"
+                    break
+                now = time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    reason = "time_limit"
+                    break
+                if now >= cut_at:
+                    reason = "cut"
+                    break
+                if self.between_chunks is not None and self.between_chunks(self.chunks):
+                    reason = "handover"
+                    break
+                status, value = self.tuner.run(stack, incumbent, cap=cap)
+                stats.chunks += 1
+                self.chunks += 1
+                if status == IMPROVED:
+                    incumbent = value
+                    best_value, best_buffer, history = improve(
+                        best_value, best_buffer, history, value, stack.solution,
+                        spec.t_offset + time.perf_counter() - start)
+                    if decide:
+                        reason = "found"
+                        break
+                live.offer(stack.live, base + stack.nodes, incumbent)
+                live.update(base + stack.nodes,
+                            cut.best_value if best_value is None else best_value)
+        except KeyboardInterrupt:   # a chunk is atomic: the stack is a consistent cut here
+            reason = "interrupted"
+        stats.nodes = stack.nodes
+        stats.busy_seconds = time.perf_counter() - start
+        stats.rows_left = len(stack)
+        # a hand-over takes the rows off this stack (it never runs again); else they stay
+        rows = stack.take_all() if reason == "handover" else stack.live().copy()
+        return EpochRun([EpochOutcome(
+            rank=0, address=NAME, rows=rows, counters=stack.counters.copy(),
+            best_value=best_value, best_buffer=best_buffer, history=history, stats=stats,
+            rows_left_shared=0, stop_reason=reason, failure=None)])
+
+    def info(self, loop) -> dict:
+        return {"carried_nodes": loop.carried} if loop.carried else {}
+
+
+def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
+                   time_limit: float | None = None, node_limit: int | None = None,
+                   progress: bool = False, checkpoint: str | None = None,
+                   checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
+                   cut: Cut | None = None, estimate=None, threads: int = 1) -> SearchResult:
+    """Run ``problem`` in this process.  ``estimate``: show the fraction done and an ETA
+    (default: when ``progress``); a :class:`ProgressEstimator` given here is used (and can
+    be read afterwards).  ``threads`` > 1: that many search threads (lanes) on one
+    shared portion (:mod:`stealsearch.engine.transports.lanes`)."""
+    t0 = time.perf_counter()
+    if threads > 1:
+        from .lanes import Lanes
+        transport = Lanes(threads)
+    else:
+        transport = OneStack(problem)
+    return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
+                      node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                      checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                      cut=cut, estimate=estimate, t0=t0)
