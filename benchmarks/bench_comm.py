@@ -48,7 +48,7 @@ def time_handler(peer, k):
 def fill_shared(dask_worker=None):
     """A fake search entry on the victim whose shared portion never runs dry: the real
     handler method (WorkerSearch.handle_steal) answers, through the real router."""
-    from stealsearch.engine.transports.dask import tables
+    from stealsearch.engine.transports.dask import EXTENSION_NAME
     from stealsearch.engine.core.worker import WorkerSearch
     from stealsearch.engine.core.stack import RowCodec
     from stealsearch.engine.core.stealstack import SharedPortion
@@ -63,7 +63,7 @@ def fill_shared(dask_worker=None):
     entry = WorkerSearch.__new__(WorkerSearch)     # only what handle_steal touches
     entry.stack = Stack()
     entry.shared = Bottomless(Stack.codec)
-    tables.SEARCHES[(dask_worker.address, "bench-comm", 0)] = entry
+    dask_worker.extensions[EXTENSION_NAME].searches[("bench-comm", 0)] = entry
 
 
 def time_actor(actor, k):
