@@ -61,8 +61,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
         :func:`stealsearch.engine.deploy.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
-        portion (:mod:`stealsearch.engine.core.worker`); default 1 (measured:
-        benchmarks/results/threads.md).  With backend "sequential", or "auto" with no
+        portion (:mod:`stealsearch.engine.core.worker`); default 1 (one lane per process
+        keeps each shared portion single-owner, and a lost process costs one lane's work).  With backend "sequential", or "auto" with no
         place: that many threads in this process (:mod:`stealsearch.engine.transports.lanes`;
         "auto"'s default: the usable cores); the ramp-up's first phase runs lanes on
         min(usable cores, workers x threads_per_worker) threads (one stack for a problem
@@ -171,7 +171,6 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                   checkpoint_info=checkpoint_info, cut=cut)
-    carried = 0 if cut is None else cut.nodes
     with interrupts.handling_interrupts():
         if backend == "rampup":
             from .transports.rampup import Place, check_grace, run_rampup
@@ -186,29 +185,27 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                              f"place given, not to {backend!r}")
         if backend == "sequential":
             from .transports.sequential import run_sequential
-            return _one_phase(run_sequential(problem, threads=threads_per_worker or 1,
-                                             **common), carried)
+            return run_sequential(problem, threads=threads_per_worker or 1, **common)
         from .transports.dask import run_dask
         if client is not None:
-            return _one_phase(run_dask(problem, client, workers=workers, **threads, **common),
-                              carried)
+            return run_dask(problem, client, workers=workers, **threads, **common)
         from .deploy.cluster import dask_client
         with dask_client(workers=workers, scheduler=scheduler, config=cluster_config,
                          connect_timeout=connect_timeout, wait_workers=wait_workers,
                          force=force) as c:
             # a LocalCluster we started has exactly ``workers``; on a scheduler, use at
             # most ``workers`` of its workers
-            return _one_phase(run_dask(problem, c, workers=workers if (scheduler or cluster_config)
-                                       else None, **threads, **common), carried)
+            return run_dask(problem, c, workers=workers if (scheduler or cluster_config)
+                            else None, **threads, **common)
 
 
 def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_config=None,
                    client=None, grace=None, threads_per_worker=None):
     """What backend "auto" means here: ``(backend, fall_back, grace, threads)``.
 
-    The rule (issue #21; the figures in the README): one machine is best used by lanes
-    in one process (measured on 16 cores: lanes match or beat processes, and start in
-    no time, where a LocalCluster of 16 takes 3.6 s to start), so
+    The rule: one machine is best used by lanes in one process (lanes match or beat
+    processes there, and start in no time, where a LocalCluster takes seconds to start;
+    benchmarks/RESULTS.md has the figures), so
 
     * no place given: lanes on every usable core in this process, no cluster; a
       problem whose node code holds the GIL (:func:`holds_gil`) cannot use lanes, so
@@ -231,17 +228,6 @@ def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_co
     if grace is not None or (cores > 1 and holds_gil(problem)):
         return "rampup", True, grace, threads_per_worker
     return "sequential", False, grace, threads_per_worker or cores
-
-
-def _one_phase(result: SearchResult, carried: int) -> SearchResult:
-    """The ``phases`` entry of a backend that ran one phase (see stealsearch.engine.transports.rampup)."""
-    if not result.phases:
-        result.phases = [{"phase": result.backend,
-                          "where": "this process" if result.backend.startswith("sequential")
-                          else "cluster",
-                          "nodes": result.nodes - carried,
-                          "seconds": round(result.search_seconds, 6)}]
-    return result
 
 
 def _check_place(place, grace: float) -> None:

@@ -281,7 +281,7 @@ def cluster_options(args: argparse.Namespace) -> dict:
             "force": bool(getattr(args, "force", False))}
 
 
-# --- resilience: checkpoints and resume (owner: the resilience work, issue #10) ----------
+# --- checkpoints and resume ----------------------------------------------------------------
 def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
     from ..core.epochs import DEFAULT_CHECKPOINT_EVERY
 
@@ -544,8 +544,8 @@ def print_json(obj) -> None:
 
 
 def threads_count(text: str) -> int:
-    """``--threads-per-worker``: a whole number in 1..MAX_THREADS_PER_WORKER (issue #25:
-    100000 ran past a minute; engine/deploy/cluster_config.py holds the bound)."""
+    """``--threads-per-worker``: a whole number in 1..MAX_THREADS_PER_WORKER (a bound,
+    so that a typo cannot start a hundred thousand threads; cluster_config.py holds it)."""
     from ..deploy.cluster_config import MAX_THREADS_PER_WORKER
 
     value = positive_int(text)

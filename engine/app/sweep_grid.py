@@ -269,7 +269,7 @@ def policy_from_settings(engine: dict) -> StealPolicy:
     return StealPolicy(**{k: v for k, v in engine.items() if k in POLICY_FIELDS})
 
 
-#: bounds checked before anything is expanded (issue #25): items of a whole grid,
+#: bounds checked before anything is expanded: items of a whole grid,
 #: repeats of one item, the grid file's size (YAML aliases: inputs.load_yaml)
 MAX_GRID_ITEMS = 100_000
 MAX_REPEATS = 10_000

@@ -249,13 +249,11 @@ class CheckpointWriter:
         self.seconds = 0.0
         self.bytes = 0
 
-    def describe(self, result) -> None:
-        """Name this checkpoint and what writing it cost in a search's result (every
+    def figures(self) -> dict:
+        """What writing this checkpoint cost, for a search's result ``info`` (every
         backend reports the same keys)."""
-        result.checkpoint = str(self.dir)
-        result.info["checkpoint_writes"] = self.writes
-        result.info["checkpoint_seconds"] = self.seconds
-        result.info["checkpoint_bytes"] = self.bytes
+        return {"checkpoint_writes": self.writes, "checkpoint_seconds": self.seconds,
+                "checkpoint_bytes": self.bytes}
 
     def write(self, cut: Cut, status: str = "running") -> None:
         t = time.perf_counter()

@@ -80,6 +80,9 @@ from .result import WorkerStats
 #: seconds between consistent cuts (the epoch length): also the most work a lost worker
 #: costs, per worker, and how long an orphaned search can outlive its client
 DEFAULT_CHECKPOINT_EVERY = 5.0
+#: seconds a peer call (steal, credit, stop, report) may take before the epoch is aborted;
+#: healthy calls take about a millisecond, so this only catches stalled or dead peers
+PEER_TIMEOUT = 10.0
 
 
 @dataclass

@@ -1,83 +1,8 @@
-"""How much of a running search is done, and when it will end: Knuth probes below its open rows.
-
-Method
-------
-At a **cut** (the Dask backend's consistent cut at an epoch boundary; in the sequential
-backend a copy of the live stack) the search's work splits exactly into the nodes
-already expanded, ``n``, and the subtrees below the open rows ``r_1 .. r_m``.  So the
-tree's total is ``T = n + sum_i S(r_i)``, and ``T`` is estimated by estimating each
-``S(r_i)`` with **Knuth's random probe** (D. E. Knuth, "Estimating the efficiency of
-backtrack programs", Math. Comp. 29 (1975) 121-136): from ``r``, expand the node, pick
-one of its ``d`` children uniformly at random, expand it, and so on to a leaf; with
-``c_j`` the nodes the kernel counted for the ``j``-th node of the path and ``d_j`` its
-number of children, ``c_0 + d_0 c_1 + d_0 d_1 c_2 + ...`` is an unbiased estimate of
-the nodes the kernel counts below ``r``.  A probe needs nothing but the engine's
-generic stack operations (:func:`stealsearch.engine.core.stack.make_stack`): push one row,
-``run(1, incumbent)`` expands it, take the children.  So it works for every tier,
-raw kernels included, and counts nodes as the kernel counts them (a row the kernel
-pops and prunes without counting costs 0), with the search's current incumbent.
-
-Rows of one cut are probed in a random order, those with the fewest probes first, again
-and again; a row's estimate is the mean of its probes, and a row not probed yet counts
-as the mean of the rows probed so far (those new in this cut: they are a uniform
-sample, the random order sees to it).  With ``pool=True`` the probes of a node are kept
-across cuts for as long as a kept cut holds it (the bottom rows of a DFS stack stay for
-a long time and gather many probes); by default each cut's rows are probed afresh (a
-pooled huge probe of a bottom row skews the total for as long as the row stays open;
-benchmarks/results/estimate.md measures both).  Every cut gives
-``T_k = n_k + R_k``; they are combined by a weighted mean with weights
-``probes_k / (T - n_k)^2``, roughly their inverse variances (the spread of ``R_k`` grows
-with the remaining work; ``T`` is the previous combined value), so later cuts (closer to
-the end, and in optimise mode nearer the final incumbent) count most.  The weights do
-not depend on a cut's own estimate, which would favour low ones.  Then
-
-* fraction done ``= nodes / T``, below 1 while the search runs and exactly 1 after
-  :meth:`ProgressEstimator.finish`.  Once the search has done more than ``T`` nodes the
-  estimate is known to be too low: nothing is shown (None) until a later cut gives a
-  higher one (the sequential backend takes one at once);
-* ETA ``= (T - nodes) / recent node rate`` (:mod:`stealsearch.engine.core.progress` and the page compute
-  the rate from the same node counts).
-
-``method="calibrated"`` (measured, not the default) scales the latest ``R`` by a factor
-``c`` fitted so that ``n_k + c R_k`` is the same for every cut (least squares), i.e.
-by how much the work really done between cuts exceeded the probes' drop in ``R``: a
-correction for trees whose probes are systematically low.  It is noisier than it helps.
-
-This is Knuth's estimator applied to the frontier of an ongoing search, as in the
-online estimators of P. Kilby, J. Slaney, S. Thiébaux, T. Walsh, "Estimating search
-tree size", AAAI 2006.  Their *weighted backtrack estimator* weights the branches the
-search itself has completed; it needs the depth of every completed branch, which only
-the kernel sees (kernels are opaque numba code run a chunk at a time), so it is not
-available here; probes from the open rows are.
-
-Cost and isolation
-------------------
-Probes run in the caller's thread between the search's chunks (sequential backend) or
-in the client while an epoch runs (Dask backend): :meth:`work` runs probe steps for at
-most a slice of time and never more than ``cpu_share`` of the time since the
-estimator started (default 3 %).  A probe is a resumable state (current row, weight,
-sum), so one deep probe is spread over many slices.  Probes run on a stack of their
-own, on copies of the rows, with a private random generator; they never touch the
-search's stacks, counters or incumbent (an improvement a probe happens to find is
-dropped), so the search's counts are the same with or without the estimate.
-
-Known weaknesses
-----------------
-* Heavy-tailed trees.  Knuth's estimate is unbiased but its distribution can be very
-  skewed: on UTS T3 (binomial, q m = 0.999, a near-critical branching process) almost
-  every probe ends after a step or two and the mass of the tree sits in rare deep
-  subtrees, so the estimates are far *below* the truth (UTS T3: ~10^4 nodes for 4.1M):
-  the search passes them at once and no estimate is shown for most of the run.
-  Geometric trees (UTS T1) are milder but skewed too: the fraction runs ahead late in
-  the run (benchmarks/results/estimate.md shows by how much).
-* Optimise mode: the tree depends on the incumbent, which only improves.  Probes use
-  the current incumbent, so early estimates are too high when a better solution comes
-  later (the fraction done then lags, and jumps when the incumbent improves).
-* Cost per probe step is one kernel call from Python (tens of microseconds: UTS's
-  kernel sets up a table per call), so 3 % of a core buys a few hundred probes a
-  second; the figures are rough on any tree whose subtrees vary a lot.
-* Decide mode: the search stops at the first solution; the estimate is that of the
-  exhaustive search, an upper bound on the work.
+"""How much of a running search is done, and when it will end: Knuth's random probes
+below its open rows (D. E. Knuth, "Estimating the efficiency of backtrack programs",
+Math. Comp. 29 (1975) 121-136), as in the online estimators of Kilby, Slaney, Thiébaux
+and Walsh, "Estimating search tree size", AAAI 2006.  The method, its cost and its
+weaknesses: :class:`ProgressEstimator`.
 """
 from __future__ import annotations
 
@@ -224,8 +149,7 @@ class _CutSample:
 class ProgressEstimator:
     """Fraction done and ETA of a running search from Knuth probes below its open rows.
 
-    See the module docstring for the method, its references and its weaknesses.  The
-    backend's side is four calls::
+    The backend's side is four calls::
 
         est = ProgressEstimator(problem)
         est.observe(rows, nodes_at_cut, incumbent)   # at every cut (rows are copied), or
@@ -234,10 +158,87 @@ class ProgressEstimator:
         est.fraction(nodes_now)                      # in [0, 1), or None (no estimate now)
         est.finish()                                 # the search completed: fraction 1.0
 
-    ``est.estimate(nodes_now, rate)`` gives the total and an ETA as well.  ``rows`` is a batch of the problem's stack codec (``cut.rows(codec)`` or
-    ``stack.live()``); ``nodes_at_cut`` the nodes counted above them
+    ``est.estimate(nodes_now, rate)`` gives the total and an ETA as well.  ``rows`` is a
+    batch of the problem's stack codec (``cut.rows(codec)`` or ``stack.live()``); ``nodes_at_cut`` the nodes counted above them
     (``cut.nodes``); ``incumbent`` the value the kernel prunes against (the engine's
     internal one, ``cut.incumbent(problem)``; ignored in enumerate mode).
+
+    Method
+    ------
+    At a **cut** (the Dask backend's consistent cut at an epoch boundary; in the sequential
+    backend a copy of the live stack) the search's work splits exactly into the nodes
+    already expanded, ``n``, and the subtrees below the open rows ``r_1 .. r_m``.  So the
+    tree's total is ``T = n + sum_i S(r_i)``, and ``T`` is estimated by estimating each
+    ``S(r_i)`` with **Knuth's random probe**: from ``r``, expand the node, pick
+    one of its ``d`` children uniformly at random, expand it, and so on to a leaf; with
+    ``c_j`` the nodes the kernel counted for the ``j``-th node of the path and ``d_j`` its
+    number of children, ``c_0 + d_0 c_1 + d_0 d_1 c_2 + ...`` is an unbiased estimate of
+    the nodes the kernel counts below ``r``.  A probe needs nothing but the engine's
+    generic stack operations (:func:`stealsearch.engine.core.stack.make_stack`): push one row,
+    ``run(1, incumbent)`` expands it, take the children.  So it works for every tier,
+    raw kernels included, and counts nodes as the kernel counts them (a row the kernel
+    pops and prunes without counting costs 0), with the search's current incumbent.
+
+    Rows of one cut are probed in a random order, those with the fewest probes first, again
+    and again; a row's estimate is the mean of its probes, and a row not probed yet counts
+    as the mean of the rows probed so far (those new in this cut: they are a uniform
+    sample, the random order sees to it).  With ``pool=True`` the probes of a node are kept
+    across cuts for as long as a kept cut holds it (the bottom rows of a DFS stack stay for
+    a long time and gather many probes); by default each cut's rows are probed afresh (a
+    pooled huge probe of a bottom row skews the total for as long as the row stays open;
+    benchmarks/results/estimate.md measures both).  Every cut gives
+    ``T_k = n_k + R_k``; they are combined by a weighted mean with weights
+    ``probes_k / (T - n_k)^2``, roughly their inverse variances (the spread of ``R_k`` grows
+    with the remaining work; ``T`` is the previous combined value), so later cuts (closer to
+    the end, and in optimise mode nearer the final incumbent) count most.  The weights do
+    not depend on a cut's own estimate, which would favour low ones.  Then
+
+    * fraction done ``= nodes / T``, below 1 while the search runs and exactly 1 after
+      :meth:`ProgressEstimator.finish`.  Once the search has done more than ``T`` nodes the
+      estimate is known to be too low: nothing is shown (None) until a later cut gives a
+      higher one (the sequential backend takes one at once);
+    * ETA ``= (T - nodes) / recent node rate`` (:mod:`stealsearch.engine.core.progress` and
+      the page compute the rate from the same node counts).
+
+    ``method="calibrated"`` (measured, not the default) scales the latest ``R`` by a factor
+    ``c`` fitted so that ``n_k + c R_k`` is the same for every cut (least squares), i.e.
+    by how much the work really done between cuts exceeded the probes' drop in ``R``: a
+    correction for trees whose probes are systematically low.  It is noisier than it helps.
+
+    This is Knuth's estimator applied to the frontier of an ongoing search, as in Kilby
+    et al.'s online estimators.  Their *weighted backtrack estimator* weights the branches the
+    search itself has completed; it needs the depth of every completed branch, which only
+    the kernel sees (kernels are opaque numba code run a chunk at a time), so it is not
+    available here; probes from the open rows are.
+
+    Cost and isolation
+    ------------------
+    Probes run in the caller's thread between the search's chunks (sequential backend) or
+    in the client while an epoch runs (Dask backend): :meth:`work` runs probe steps for at
+    most a slice of time and never more than ``cpu_share`` of the time since the
+    estimator started (default 3 %).  A probe is a resumable state (current row, weight,
+    sum), so one deep probe is spread over many slices.  Probes run on a stack of their
+    own, on copies of the rows, with a private random generator; they never touch the
+    search's stacks, counters or incumbent (an improvement a probe happens to find is
+    dropped), so the search's counts are the same with or without the estimate.
+
+    Known weaknesses
+    ----------------
+    * Heavy-tailed trees.  Knuth's estimate is unbiased but its distribution can be very
+      skewed: on UTS T3 (binomial, q m = 0.999, a near-critical branching process) almost
+      every probe ends after a step or two and the mass of the tree sits in rare deep
+      subtrees, so the estimates are far *below* the truth (orders of magnitude on T3):
+      the search passes them at once and no estimate is shown for most of the run.
+      Geometric trees (UTS T1) are milder but skewed too: the fraction runs ahead late in
+      the run (benchmarks/results/estimate.md shows by how much).
+    * Optimise mode: the tree depends on the incumbent, which only improves.  Probes use
+      the current incumbent, so early estimates are too high when a better solution comes
+      later (the fraction done then lags, and jumps when the incumbent improves).
+    * Cost per probe step is one kernel call from Python (tens of microseconds: UTS's
+      kernel sets up a table per call), so 3 % of a core buys a few hundred probes a
+      second; the figures are rough on any tree whose subtrees vary a lot.
+    * Decide mode: the search stops at the first solution; the estimate is that of the
+      exhaustive search, an upper bound on the work.
     """
 
     def __init__(self, problem, *, cpu_share: float = CPU_SHARE,

@@ -32,8 +32,8 @@ the same tree.  The solution buffer is the improving row; ``decode_row`` reads i
 No allocation
 -------------
 The driver is compiled without numba's reference counting (``_nrt=False``): with it,
-every array handed to a function costs atomic operations per node (27x the time of a
-2 ns node on the project's machine).  So per-node functions must not allocate: no
+every array handed to a function costs atomic operations per node, many times the cost
+of a cheap node.  So per-node functions must not allocate: no
 ``np.zeros``, no slice assignment such as ``out[0, :] = row`` (use :func:`copy_row`);
 scratch arrays come from :meth:`FastProblem.data`.  A function that does allocate
 still works: the engine warns once and uses the same driver with reference counting.

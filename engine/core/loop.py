@@ -42,7 +42,7 @@ import numpy as np
 
 from . import stop_request
 from .checkpoint import CheckpointWriter
-from .epochs import DEFAULT_CHECKPOINT_EVERY, Cut, EpochSpec, conserves
+from .epochs import DEFAULT_CHECKPOINT_EVERY, PEER_TIMEOUT, Cut, EpochSpec, conserves
 from .errors import SearchFailed
 from .outcome import INTERRUPT_REASONS, build_result, merge_history, remaining_bound
 from .policy import StealPolicy
@@ -80,9 +80,11 @@ class Transport:
     #: search threads per worker (``EpochSpec.threads``)
     threads = 1
     #: a peer call slower than this aborts the epoch (``EpochSpec.peer_timeout``)
-    peer_timeout = 10.0
+    peer_timeout = PEER_TIMEOUT
     #: the worker named in the result when no epoch ran (a decision found in the cut)
     idle_worker = "this process"
+    #: where its one phase ran, for the result's ``phases``
+    where = "this process"
     #: True: the transport starts the search clock itself (:class:`SearchClock`)
     starts_clock = False
 
@@ -444,8 +446,9 @@ class EpochLoop:
         self.rows_left_shared += sum(o.rows_left_shared for o in outs)
 
     # -- the result ---------------------------------------------------------------------------
-    def result(self) -> SearchResult:
-        """The result of the search :meth:`run` ran (and the last checkpoint written)."""
+    def result(self, phases: list[dict] | None = None) -> SearchResult:
+        """The result of the search :meth:`run` ran (and the last checkpoint written).
+        ``phases``: what ran where (default: this loop's transport, one phase)."""
         problem, cut = self.problem, self.cut
         reason = self.stop_reason or "complete"
         cut.elapsed = self.clock.elapsed0 + self.search_seconds
@@ -453,18 +456,22 @@ class EpochLoop:
             self.writer.write(cut, status=reason)
         rb = remaining_bound(problem, cut.rows(self.codec)) \
             if reason in INTERRUPT_REASONS and problem.mode is Mode.OPTIMISE else None
+        if phases is None:
+            phases = [{"phase": self.transport.label, "where": self.transport.where,
+                       "nodes": cut.nodes - self.carried,
+                       "seconds": round(self.search_seconds, 6)}]
+        info = {**self.transport.info(self), **self.live.figures()}
+        if self.writer is not None:
+            info.update(self.writer.figures())
         result = build_result(
             problem, backend=self.transport.label, counters=[cut.counters],
             best_value=cut.best_value, best_buffer=cut.best_buffer,
             history=merge_history([cut.history]), stop_reason=reason, remaining_bound=rb,
             workers=list(self.stats.values()) or [WorkerStats(worker=self.transport.idle_worker)],
             wall_seconds=time.perf_counter() - self.clock.t_wall,
-            search_seconds=self.search_seconds, policy=self.policy.as_dict(),
-            info={**self.transport.info(self), **self.live.figures()})
-        result.epochs, result.recoveries, result.nodes_redone = \
-            cut.epochs, cut.recoveries, cut.nodes_redone
-        if self.writer is not None:
-            self.writer.describe(result)
+            search_seconds=self.search_seconds, policy=self.policy.as_dict(), info=info,
+            epochs=cut.epochs, recoveries=cut.recoveries, nodes_redone=cut.nodes_redone,
+            checkpoint=None if self.writer is None else str(self.writer.dir), phases=phases)
         if not result.conservation()["holds"]:
             raise SearchFailed(f"row conservation violated: {result.conservation()}")
         return result

@@ -48,7 +48,9 @@ def build_result(problem: Problem, *, backend: str, counters: list[np.ndarray],
                  history: list[tuple[float, int]], stop_reason: str | None,
                  remaining_bound: int | None, workers: list[WorkerStats],
                  wall_seconds: float, search_seconds: float, policy: dict | None,
-                 info: dict | None = None) -> SearchResult:
+                 info: dict | None = None, epochs: int = 0, recoveries: int = 0,
+                 nodes_redone: int = 0, checkpoint: str | None = None,
+                 phases: list[dict] | None = None) -> SearchResult:
     mode = problem.mode
     total = reduce_counters(problem, counters)
     interrupted = stop_reason in INTERRUPT_REASONS
@@ -57,7 +59,9 @@ def build_result(problem: Problem, *, backend: str, counters: list[np.ndarray],
                           backend=backend, nodes=int(total[NODES]),
                           wall_seconds=wall_seconds, search_seconds=search_seconds,
                           workers=workers, policy=policy, stop_reason=stop_reason,
-                          info=dict(problem.describe(), **(info or {})))
+                          info=dict(problem.describe(), **(info or {})), epochs=epochs,
+                          recoveries=recoveries, nodes_redone=nodes_redone,
+                          checkpoint=checkpoint, phases=list(phases or []))
     result.counters = {name: int(total[N_ENGINE_COUNTERS + i])
                        for i, (name, _) in enumerate(problem.extra_counters)}
     result.incumbent_history = [(t, sense * v) for t, v in history]

@@ -41,8 +41,8 @@ asserts.  ``hungry`` counts the inactive lanes (a hint, read without the lock by
 busy lanes, which then release rows below the threshold for them); ``rows_ready``
 wakes waiting lanes at every release.
 
-Work shared on demand (issue #21)
----------------------------------
+Work shared on demand
+---------------------
 RELEASE alone shares only what grows past ``release_threshold``: on a narrow tree (a
 binary branching ``k`` deep, ``k`` below the threshold) the local portion never
 passes it, nothing is ever released, and a peer sits idle for the whole search.  So a
@@ -52,8 +52,9 @@ each lane, after its next chunk, sees ``wanted`` (or a hungry sibling) and relea
 the one row at the *bottom* of its local portion even below the threshold, provided it
 holds two rows or more (it keeps the rest: YewPar's stack stealing, which takes a
 victim's lowest-depth node; on a binary tree that row is about half the stack's work,
-where more rows gave nearly all of it away, :data:`stealsearch.engine.core.worker.ON_DEMAND_ROWS`).  The thief, which backs off for a
-millisecond or so between rounds, finds them at its next try.  A RELEASE clears
+where more rows would give nearly all of it away: :data:`.worker.ON_DEMAND_ROWS`).  The
+thief, which backs off for a millisecond or so between rounds, finds them at its next
+try.  A RELEASE clears
 ``wanted``.
 
 Exactness is untouched, because nothing new moves rows: an on-demand release is the

@@ -20,7 +20,7 @@ worker, so a late reply can never hand a worker a grant it already gave back.  A
 is per worker: its search threads (lanes) reserve from it under a lock
 (:mod:`stealsearch.engine.core.worker`), so the threads never change the sum.  A worker
 whose grant is used up asks with at most one report in flight and keeps its epoch's
-clock meanwhile: an epoch ends at its cut even if no grant comes (issue #11).
+clock meanwhile: an epoch ends at its cut even if no grant comes.
 
 Every coordinator serves one epoch (:mod:`stealsearch.engine.core.epochs`): credit is fresh per epoch.
 """

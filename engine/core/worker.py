@@ -1,88 +1,23 @@
 """One epoch of the stealstack on one worker: the search object and its handlers.
 
-(One file of ~530 lines on purpose: the lanes, RELEASE/ACQUIRE/FINDWORK, the node-limit
-reservations, the incumbent and the cut share one worker's state under the shared
-portion's and the grant's locks, and the exactness argument below is about all of them
-at once; split, each part would need the others' invariants restated.)
-
 The search loop (seed 003, ch. 3): kernel chunks on the local portion, RELEASE of k
 bottom rows when the local portion exceeds the threshold, ACQUIRE from the own shared
-portion when empty, FINDWORK/STEAL from peers when both are empty.  The epoch ends
-when its time is up (a cut), at a limit, or on a stop message, and returns an
+portion when empty, FINDWORK/STEAL from peers when both are empty.  The epoch ends when
+its time is up (a cut), at a limit, or on a stop message, and returns an
 :class:`~stealsearch.engine.core.epochs.EpochOutcome`; the search object is then dropped,
-so nothing outlives the epoch (a search whose client went away stops within one epoch
-on every worker).
+so nothing outlives the epoch.
 
-This is the worker *core*: it imports no Dask.  What carries its messages is its
-*host*, an object with ``address``, ``loop`` (``add_callback(fn)`` runs ``fn`` -- or the
-coroutine it returns -- on an event loop thread), ``handlers`` (``handler_name(op)`` ->
-this worker's own handlers, as routed to the search object) and ``rpc(address)`` (an
-object whose ``stealsearch_<op>(**msg)`` coroutines reach that peer's handlers).  Two
-hosts exist: a ``distributed`` Worker (:mod:`stealsearch.engine.transports.dask.task` runs
-an epoch as a Dask task, :mod:`stealsearch.engine.transports.dask.plugin` routes the
-messages) and :class:`stealsearch.engine.transports.lanes.InProcessWorker` (the lanes of
-``--sequential --threads-per-worker T``: one worker, no peer, no Dask).  Rank 0 also
-serves the epoch's coordinator (:class:`stealsearch.engine.core.termination.CoordinatorEndpoint`).
-The message names and replies are :mod:`stealsearch.engine.core.epochs`'.
+This is the worker *core*: it imports no Dask.  What carries its messages is its *host*,
+an object with ``address``, ``loop`` (``add_callback(fn)`` runs ``fn``, or the coroutine
+it returns, on an event-loop thread), ``handlers`` (``handler_name(op)`` -> this worker's
+handlers) and ``rpc(address)`` (whose ``stealsearch_<op>(**msg)`` coroutines reach that
+peer's handlers): a ``distributed`` Worker (:mod:`stealsearch.engine.transports.dask`) or
+:class:`stealsearch.engine.transports.lanes.InProcessWorker` (one worker, no peer).  Rank 0
+also serves the epoch's coordinator (:mod:`stealsearch.engine.core.termination`).
 
-Lanes: threads inside a worker (hierarchical stealstack, issue #13)
--------------------------------------------------------------------
-A worker runs ``spec.threads`` *lanes*: Python threads, each with its own local stack,
-budget tuner and counters, running the kernel (numba, ``nogil``) in parallel.  All
-lanes of a worker release into and acquire from ONE shared portion: that is the
-in-memory steal between the threads of a process (no message, no credit moves).
-Processes steal from each other's shared portions as before (YewPar: the threads of
-a locality share a workpool and localities steal; X10 GLB; seed 003's UPC threads).
-The task's own thread is the *supervisor*: it sends the progress reports and ends the
-epoch (cut, time limit); it never runs the kernel.
-
-Exactness, lane by lane (no node lost or duplicated):
-
-* rows move between a lane and the portion only under the portion's lock
-  (RELEASE, ACQUIRE) and to peers only by STEAL under the same lock; a row is at
-  every moment in exactly one place: one lane's local stack, the portion, or a steal
-  reply in flight (the thief holds it before its epoch can end: its call is
-  synchronous);
-* the cut: the supervisor sets the stop event, waits for every lane to end its
-  chunk and leave its loop (a lane does nothing after that), then
-  ``SharedPortion.close()`` and each lane's ``take_all()``: the outcome's rows are the
-  portion's plus every lane's, bottom-to-top per part; counters are reduced over the
-  lanes by the problem's rule (:func:`stealsearch.engine.core.problem.reduce_counters`).  A lane that
-  does not stop in time fails the epoch (rolled back), it is never half-read;
-* termination credit: :mod:`stealsearch.engine.core.stealstack` ("Lanes") -- the credit goes back
-  only when no lane holds a row and the portion is empty, checked under its lock; a
-  process steals from peers only when out of work and one lane at a time, so a
-  thief never holds two credits (``receive_credit`` asserts it);
-* node limit: the coordinator's grant is per worker; lanes draw from it by
-  lock-protected reservations (:meth:`WorkerSearch._reserve`): a lane reserves at
-  most its chunk budget of what is left and returns the unused part after the
-  chunk, so the worker's nodes never pass its grant and grants never sum past the
-  limit: the count never exceeds the node limit.
-
-Idle lanes: a lane that runs dry ACQUIREs from the portion; if it is empty, the lane
-is counted *hungry* and busy siblings release rows for it at their next chunk even
-below the release threshold (an in-memory steal within ~chunk_seconds).  While any
-lane holds a row the process keeps its credit and does not steal from peers (the
-price of one credit per process: an idle lane waits for its siblings then, it never
-holds a second credit); once the whole process is dry, one lane steals for all.
-
-Stats: ``busy_seconds`` and ``idle_seconds`` are *summed over lanes* (lane-seconds:
-with T lanes they add up to T times the epoch), ``chunks`` too; steal figures are the
-process's (one thief lane at a time).
-
-The node-limit grant wait (issue #11): a lane whose reservation gets nothing asks
-for a grant (at most ONE such report in flight per worker, retried while rank 0 is
-not ready) and sleeps in short steps; the supervisor keeps making the epoch's
-cut/time checks meanwhile, so a grant-starved worker ends its epoch at the cut like
-every other.  Formerly the wait skipped those checks and posted a new retrying
-report every 5 ms: a worker whose rank 0 had ended its epoch (or not started it)
-waited for the client's stall abort, and the report coroutines flooded its loop.
-
-The default of one lane per worker is a measurement (benchmarks/results/threads.md,
-2 cores): on a LocalCluster, 1 process x 2 lanes and 2 processes x 1 lane tie within the
-noise (T1L 1.78x vs 1.84x, clique G(1000, .5) 1.91x vs 1.83x), and one lane per process
-keeps each shared portion single-owner and a lost process costs one lane's work; 2
-lanes in one process without Dask (:mod:`stealsearch.engine.transports.lanes`) reached 1.93x and 1.99x.
+One file: the lanes, RELEASE/ACQUIRE/FINDWORK, the node-limit reservations, the incumbent
+and the cut share one worker's state under the shared portion's and the grant's locks,
+and the exactness argument (:class:`WorkerSearch`) is about all of them at once.
 """
 from __future__ import annotations
 
@@ -111,18 +46,17 @@ GRANT_POLL = 0.005
 
 #: a lane whose sibling (or a thief) waits for rows runs chunks this many times shorter
 #: until it has released some: the wait is then ~chunk_seconds / 16, not a whole chunk
-#: (a narrow tree's gifts are small subtrees: each wait of a whole chunk cost a lane ~20%
-#: of a 0.3 s search on 2 lanes, tests/examples/test_vertex_cover.py)
+#: (a narrow tree's gifts are small subtrees, soon searched: a whole chunk's wait for
+#: each would leave the receiver idle much of the time)
 HUNGRY_SLICES = 16
 #: a steal that finds the shared portion empty while the victim still has rows waits
 #: up to this many chunks for the on-demand release (polling every DEMAND_POLL seconds)
 DEMAND_WAIT_CHUNKS = 2.0
 #: rows an on-demand release gives: the ONE bottom row of the lane's stack (YewPar's
 #: stack stealing takes the lowest-depth node).  On a narrow binary tree the bottom row
-#: is about half of what the stack holds, the next a quarter, and so on: giving up to k
-#: rows (or half of them) gave away nearly all of it, so the giver ran dry soon after and
-#: the work went back and forth (624 on-demand releases in a 3.8 s search of 86 M nodes
-#: on 2 lanes, benchmarks/bench_narrow.py, each lane idle 6%)
+#: is about half of what the stack holds, the next a quarter, and so on: giving k rows
+#: (or half of them) gives away nearly all of it, and the work goes back and forth
+#: (benchmarks/bench_narrow.py measures it)
 ON_DEMAND_ROWS = 1
 DEMAND_POLL = 0.0005
 #: seconds a lane may take to leave its loop once the epoch ends, beyond a peer call's
@@ -147,7 +81,42 @@ class Lane:
 
 
 class WorkerSearch:
-    """One epoch of one search on one worker (``spec.threads`` lanes)."""
+    """One epoch of one search on one worker, searched by ``spec.threads`` *lanes*.
+
+    Lanes are Python threads, each with its own local stack, budget tuner and counters,
+    running the kernel (numba, ``nogil``) in parallel.  All lanes of a worker release
+    into and acquire from ONE shared portion: the in-memory steal between the threads of
+    a process (no message, no credit moves).  Processes steal from each other's shared
+    portions (YewPar: the threads of a locality share a workpool and localities steal).
+    The task's own thread is the *supervisor* (:meth:`run`): it sends the progress
+    reports and ends the epoch; it never runs the kernel.
+
+    Exactness, lane by lane (no node lost or duplicated):
+
+    * rows move between a lane and the portion only under the portion's lock (RELEASE,
+      ACQUIRE) and to peers only by STEAL under the same lock; a row is at every moment in
+      exactly one place: one lane's local stack, the portion, or a steal reply in flight
+      (the thief holds it before its epoch can end: its call is synchronous);
+    * the cut (:meth:`_final`): the supervisor sets the stop event, waits for every lane
+      to end its chunk and leave its loop (a lane does nothing after that), then closes
+      the portion and takes every lane's rows: the outcome's rows are the portion's plus
+      every lane's, and the counters are reduced over the lanes by the problem's rule.
+      A lane that does not stop in time fails the epoch (rolled back), never half-read;
+    * termination credit (:mod:`stealsearch.engine.core.stealstack`, "Lanes"): the credit
+      goes back only when no lane holds a row and the portion is empty, checked under its
+      lock; a process steals from peers only when out of work and one lane at a time, so
+      a thief never holds two credits;
+    * node limit: the coordinator's grant is per worker; lanes draw from it by
+      lock-protected reservations (:meth:`_reserve`): a lane reserves at most its chunk
+      budget of what is left and returns the unused part after the chunk, so the
+      worker's nodes never pass its grant and grants never sum past the limit.
+
+    Idle lanes: a lane that runs dry ACQUIREs; if the portion is empty it is counted
+    *hungry* and busy siblings release rows for it at their next chunk even below the
+    threshold.  While any lane holds a row the process keeps its credit and does not steal
+    from peers (one credit per process); once the whole process is dry, one lane steals
+    for all.
+    """
 
     def __init__(self, worker, spec: EpochSpec, rank: int, rows, problem):
         self.worker = worker
@@ -403,6 +372,8 @@ class WorkerSearch:
         if stuck:
             self._fail(f"search thread(s) {[lane.index for lane in stuck]} did not stop")
         end = time.time()
+        # busy and idle seconds are lane-seconds (with T lanes they add up to T times the
+        # epoch), as are chunks; steal figures are the process's (one thief at a time)
         st = self.stats
         st.chunks = sum(lane.chunks for lane in self.lanes)
         st.idle_seconds = sum(lane.idle_seconds for lane in self.lanes)
@@ -433,7 +404,11 @@ class WorkerSearch:
                         # that the release below comes within ~1/HUNGRY_SLICES of a chunk
                         want = max(1, want // HUNGRY_SLICES)
                     cap = self._reserve(want)
-                    if cap == 0:            # wait for a node-limit grant
+                    if cap == 0:
+                        # wait for a node-limit grant: one request in flight per
+                        # worker, and the supervisor keeps making the epoch's cut and
+                        # time checks meanwhile, so a grant-starved worker still ends
+                        # its epoch at the cut like every other
                         self._ask_grant()
                         stop.wait(GRANT_POLL)
                         continue

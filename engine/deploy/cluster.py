@@ -443,8 +443,8 @@ def _wait_for_workers(client, address: str, needed: int, timeout: float,
     ``cancelled`` set (before or during the wait) ends it with :class:`StartCancelled`,
     silently: the ramp-up abandons a start whose search ended by killing its worker
     processes, and a wait for workers that can no longer come would otherwise last the
-    whole ``timeout`` (60 s for a LocalCluster of ours, with a "waiting for 2 workers"
-    line that meant nothing to the user).
+    whole ``timeout``, with a "waiting for N workers" line that means nothing to the
+    user.
 
     (The search takes the workers present when it starts.)
     """

@@ -248,8 +248,8 @@ def _kill(pids) -> None:
     """SIGKILL ``pids``; resource trackers last.  Every process that uses multiprocessing
     (a nanny, a worker) has a tracker of its own among its children; one killed while
     its owner still runs makes the owner warn "resource_tracker: process died
-    unexpectedly, relaunching" on the terminal (seen when a ramp-up ended its cluster's
-    start under load).  Killed after their owners, they warn no one."""
+    unexpectedly, relaunching" on the terminal (a ramp-up that ends its cluster's start
+    kills both).  Killed after their owners, they warn no one."""
     pids = list(pids)
     trackers = {pid for pid in pids if _is_resource_tracker(pid)}
     for pid in [p for p in pids if p not in trackers] + sorted(trackers):
@@ -281,7 +281,7 @@ def _kill_started_at_exit() -> None:
     Never multiprocessing's own resource tracker: it is started with SIGTERM blocked too
     (``ensure_running`` blocks it around the spawn), it ends by itself when this process
     closes its pipe, and killing it first made every later semaphore release warn
-    "resource_tracker: process died unexpectedly, relaunching" (seen on Python 3.12)."""
+    "resource_tracker: process died unexpectedly, relaunching" (Python 3.12)."""
     from multiprocessing import resource_tracker
 
     # (the interpreter is exiting: a nanny that sees its worker end here would log a
@@ -410,8 +410,8 @@ class ShieldedStart:
         logged, not raised (a start whose result stopped mattering must not matter).
         While it runs, distributed's nanny logs nothing below CRITICAL: a nanny whose
         worker process this ends tries to start it again and, cancelled by the close,
-        logs a ~30-line traceback (seen when a SIGTERM landed during a ramp-up's start
-        on a loaded machine); those workers are ended on purpose."""
+        logs a ~30-line traceback (a SIGTERM that lands during a ramp-up's start); those
+        workers are ended on purpose."""
         nanny_log = logging.getLogger("distributed.nanny")
         level = nanny_log.level
         nanny_log.setLevel(logging.CRITICAL)

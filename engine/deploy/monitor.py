@@ -31,8 +31,8 @@ whole search (every epoch, not the current one).  ``incumbent`` (the best value 
 so far, in the problem's own sense) and ``bound`` (the proven bound) are states: a
 snapshot without them keeps the last known values, so a page always shows the best so
 far and the last bound; ``gap`` is computed from them.  Per worker, ``nodes`` (its
-nodes/s is drawn from two snapshots), ``local`` and ``shared`` (its stack's two portions;
-``stack`` is the old name of ``local``) and ``idle`` are shown when present.  A sweep's
+nodes/s is drawn from two snapshots), ``local`` and ``shared`` (its stack's two portions)
+and ``idle`` are shown when present.  A sweep's
 entry holds its items done / ok / failed / timeout / running / remaining.
 
 The page is served wherever the scheduler's dashboard is: for a LocalCluster of ours,
@@ -45,6 +45,8 @@ import logging
 import math
 import time
 from collections import OrderedDict, deque
+
+from ..core.progress import gap
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ MAX_WORKERS = 1024
 #: seconds a publish may take before it is given up
 PUBLISH_TIMEOUT = 5.0
 #: the numbers kept per worker (and ``idle``, a flag), when a snapshot carries them
-WORKER_FIELDS = ("nodes", "stack", "local", "shared")
+WORKER_FIELDS = ("nodes", "local", "shared")
 
 
 def _number(v):
@@ -101,13 +103,6 @@ def clean_snapshot(snapshot: dict) -> dict:
         workers[_text(addr)] = entry
     out["workers"] = workers
     return out
-
-
-def gap(incumbent, bound) -> float | None:
-    """``|bound - incumbent| / max(|bound|, 1)`` (the live line's gap), or None."""
-    if incumbent is None or bound is None:
-        return None
-    return abs(float(bound) - float(incumbent)) / max(abs(float(bound)), 1.0)
 
 
 def clean_sweep(progress: dict) -> dict:

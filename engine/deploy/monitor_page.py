@@ -218,7 +218,7 @@ class SearchPanel:
             "nodes": [workers[n].get("nodes") or 0 for n in names],
             "nodes_text": [fmt(workers[n].get("nodes")) for n in names],
             "rate": [fmt(rates.get(n)) for n in names],
-            "local": [fmt(workers[n].get("local", workers[n].get("stack"))) for n in names],
+            "local": [fmt(workers[n].get("local")) for n in names],
             "shared": [fmt(workers[n].get("shared")) for n in names],
             "state": ["-" if workers[n].get("idle") is None else
                       "idle" if workers[n]["idle"] else "busy" for n in names]})

@@ -26,7 +26,7 @@ class _HeartbeatNoise(logging.Filter):
     """Drops distributed's "Failed to communicate with scheduler during heartbeat" and
     its three chained tracebacks.  A worker logs it when its scheduler closes while a
     heartbeat is in flight: at the end of a run on a LocalCluster (a race inside
-    distributed's shutdown, seen under load in the README's 4-worker example), or when
+    distributed's shutdown, likelier under load), or when
     the scheduler died, which the client reports itself in one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -45,13 +45,13 @@ def test_two_snapshots_show_on_the_json_and_the_page(cluster4):
     assert monitor.publish(cluster4, "s-test", {
         "time": 100.0, "nodes": 1000, "steals": 2, "incumbent": 10, "bound": 20,
         "label": "clique <b>on</b> 2 workers",
-        "workers": {w[0]: {"nodes": 600, "stack": 30, "shared": 4},
-                    w[1]: {"nodes": 400, "stack": 10, "shared": 0}}})
+        "workers": {w[0]: {"nodes": 600, "local": 30, "shared": 4},
+                    w[1]: {"nodes": 400, "local": 10, "shared": 0}}})
     assert monitor.publish(cluster4, "s-test", {
         "time": 102.0, "nodes": 5000, "steals": 7, "incumbent": 12, "bound": 15,
         "state": "done",
-        "workers": {w[0]: {"nodes": 2600, "stack": 0, "shared": 0},
-                    w[1]: {"nodes": 2400, "stack": 0, "shared": 0}}})
+        "workers": {w[0]: {"nodes": 2600, "local": 0, "shared": 0},
+                    w[1]: {"nodes": 2400, "local": 0, "shared": 0}}})
     base = monitor.page_url(cluster4)
     assert base.startswith("http://127.0.0.1:") and base.endswith("/stealsearch")
     status, ctype, body = get(base + "/json")
@@ -62,7 +62,7 @@ def test_two_snapshots_show_on_the_json_and_the_page(cluster4):
     assert s["incumbent"] == 12 and s["bound"] == 15 and s["snapshots"] == 2
     assert s["nodes_per_s"] == pytest.approx(2000.0)
     assert s["worker_rates"] == {w[0]: pytest.approx(1000.0), w[1]: pytest.approx(1000.0)}
-    assert s["workers"][w[0]] == {"nodes": 2600, "stack": 0, "shared": 0}
+    assert s["workers"][w[0]] == {"nodes": 2600, "local": 0, "shared": 0}
     assert s["series"] == {"t": [0.0, 2.0], "nodes": [1000, 5000], "steals": [2, 7],
                            "incumbent": [10, 12], "bound": [20, 15],
                            "fraction_done": [None, None]}

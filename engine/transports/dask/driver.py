@@ -94,6 +94,7 @@ class DaskTransport(Transport):
 
     starts_clock = True
     idle_worker = "client (setup)"
+    where = "cluster"
 
     def __init__(self, client, *, workers: int | None = None, threads_per_worker: int = 1,
                  checkpoint: str | None = None):
@@ -237,7 +238,7 @@ class DaskTransport(Transport):
                                "fraction_done": frac, "idle_workers": n_idle,
                                # per worker: its nodes over the whole search
                                "workers": {a: {"nodes": n + _done(loop, a), "shared": sh,
-                                               "stack": lo, "idle": i}
+                                               "local": lo, "idle": i}
                                            for a, n, sh, lo, i in
                                            zip(peers, snap["per_worker"], snap["shared"],
                                                local, idle)}})

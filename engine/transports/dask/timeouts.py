@@ -4,10 +4,11 @@ The modules read them at call time (``timeouts.PEER_TIMEOUT``), so a test may sh
 one for a whole run with a single ``monkeypatch.setattr(timeouts, ...)``.  The worker
 side's own waits are beside their code (:mod:`.plugin`, :mod:`stealsearch.engine.core.worker`).
 """
+from ...core import epochs
 
-#: a peer call (steal, credit, stop) slower than this aborts the epoch; healthy calls
-#: take ~1 ms (ARCHITECTURE.md), so this only catches stalled or dead peers
-PEER_TIMEOUT = 10.0
+#: a peer call (steal, credit, stop) slower than this aborts the epoch (the engine's one
+#: peer timeout, :data:`stealsearch.engine.core.epochs.PEER_TIMEOUT`)
+PEER_TIMEOUT = epochs.PEER_TIMEOUT
 #: how often the client pings each worker of a running epoch (its watchdog: a worker
 #: that answered no ping sent in the last PEER_TIMEOUT s is stalled; epoch_watch.py)
 PING_EVERY = 1.0
