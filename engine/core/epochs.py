@@ -48,14 +48,14 @@ How a share travels: each worker's share of a deal is sent to it alone by a dire
 comm call beside the epoch's task (never in the task's arguments, so never through the
 scheduler), and taken by that epoch's task only; a share of a discarded epoch is
 dropped by its worker and never searched (the argument is in
-:mod:`stealsearch.engine.transports.dask.plugin`).  The client keeps the cut it dealt from until the
+:mod:`stealsearch.engine.transports.dask.tables`).  The client keeps the cut it dealt from until the
 epoch is committed, so a share lost with its worker is simply dealt again.
 
 Workers that join are dealt rows at the next epoch (every epoch re-deals), once they
 hold the search's problem (loaded once per search per worker; a worker that dies
 while loading is a lost worker of the epoch it was dealt to).  A worker that leaves
 gracefully (``retire_workers``, a scale-down, SIGTERM) ends its epoch as a cut while
-it closes and hands its outcome to a peer (:mod:`stealsearch.engine.transports.dask.plugin`); the
+it closes and hands its outcome to a peer (:mod:`stealsearch.engine.transports.dask.tables`); the
 others then end theirs, and the epoch is committed like any other (all outcomes in,
 rows conserved) -- no rollback.  If the hand-over does not arrive, or conservation
 fails, the epoch rolls back as for a loss.

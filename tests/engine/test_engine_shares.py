@@ -96,7 +96,7 @@ def _share(cluster, addr, search_id, epoch, rows):
 
 
 def test_a_share_of_a_discarded_epoch_is_dropped_on_the_worker(cluster):
-    """The worker side of the argument in plugin.py: a share that arrives after its
+    """The worker side of the argument in tables.py: a share that arrives after its
     epoch was stopped (discarded) is refused; one held when the stop arrives is
     dropped; a stop 'cut' (the epoch is committed) keeps it; the teardown drops the
     rest."""

@@ -5,7 +5,7 @@ workers, :mod:`.calls` holds every call to the scheduler and the workers,
 :mod:`.timeouts` every wait.
 
 Set-up (before the clock): the problem is pickled once and loaded on each worker of
-the first epoch by one comm call per worker (:mod:`.plugin`: unpickled and its kernel
+the first epoch by one comm call per worker (:mod:`.tables`: unpickled and its kernel
 warmed before the reply).  The first epoch's tasks are submitted at the same time (one
 round trip less per search); each waits on its worker until its load is done, and
 starts its own epoch clock only then.  ``search_seconds`` starts when every load of
@@ -29,11 +29,11 @@ them (lost workers, failed sends, failed peer calls, stalled workers, Ctrl-C), f
 each outcome directly from its worker as its task ends, and either commit the
 outcomes as the next cut or discard the epoch and deal the last cut again.  A share
 is taken once by its epoch's task, or dropped on its worker with a discarded epoch
-(:mod:`.plugin` has the argument); the client holds the cut until the commit, so a
+(:mod:`.tables` has the argument); the client holds the cut until the commit, so a
 share that dies with its worker is dealt again.
 
 A worker that leaves gracefully (``retire_workers``, ``cluster.scale`` down, SIGTERM)
-hands its epoch's outcome to its peers as it closes (:mod:`.plugin`); the client,
+hands its epoch's outcome to its peers as it closes (:mod:`.tables`); the client,
 seeing the scheduler report an expected removal (or the worker's own ``closing-worker``
 event), fetches it, ends the epoch on the others as a cut, and commits it: no
 rollback.  The commit is exact for the same reason as any other: every worker ended

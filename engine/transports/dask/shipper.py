@@ -1,6 +1,6 @@
 """The search's problem on the workers: pickled once in the client, loaded once on
 each worker that is dealt to (one comm call each, ``stealsearch_load``; the worker
-unpickles it and warms its kernel before it replies, :mod:`.plugin`)."""
+unpickles it and warms its kernel before it replies, :mod:`.tables`)."""
 from __future__ import annotations
 
 import asyncio
@@ -18,7 +18,7 @@ class ProblemShipper:
     """The search's problem, pickled once, loaded once on each worker that is dealt to.
 
     Loads are comm calls run on the client's event loop (``stealsearch_load``, see
-    :mod:`.plugin`), each bounded by a timeout; a worker is ``ready`` once it replied
+    :mod:`.tables`), each bounded by a timeout; a worker is ``ready`` once it replied
     (problem unpickled, kernel warm).  A failed load (the worker died, stalled, or has
     not got the plugin yet) leaves the worker out and is retried after a back-off; a
     load the worker refused (the problem cannot be unpickled or run there) fails the

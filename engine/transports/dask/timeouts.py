@@ -2,7 +2,7 @@
 
 The modules read them at call time (``timeouts.PEER_TIMEOUT``), so a test may shorten
 one for a whole run with a single ``monkeypatch.setattr(timeouts, ...)``.  The worker
-side's own waits are beside their code (:mod:`.plugin`, :mod:`stealsearch.engine.core.worker`).
+side's own waits are beside their code (:mod:`.tables`, :mod:`stealsearch.engine.core.worker`).
 """
 from ...core import epochs
 

@@ -4,16 +4,16 @@ and the ticket of an epoch's share.
 
 Neither the problem nor the rows travel in a task's arguments (the scheduler's
 graph): the problem is pickled once per search in the client and loaded once per
-worker (``stealsearch_load``, :mod:`.plugin`); each epoch's share of rows is sent to
+worker (``stealsearch_load``, :mod:`.tables`); each epoch's share of rows is sent to
 its worker alone (``stealsearch_share``).  The task carries an :class:`EpochSpec`,
 which names the search, and a :class:`ShareTicket`, which says what share to expect;
-the worker finds both in its plugin's tables.
+the worker finds both in its worker extension (:mod:`.tables`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: handlers of the set-up path, served by the plugin itself (no search object needed)
+#: handlers of the set-up path, served by the worker extension itself (no search object needed)
 SETUP_OPS = ("load", "unload", "share", "handover", "handovers")
 
 
