@@ -180,8 +180,11 @@ def _run_resume(args) -> int:
 #: were installed (:func:`stealsearch.engine.deploy.interrupts.own_process_signals` takes them)
 _EARLY: list = []
 #: a second signal this soon after a first SIGTERM is the same request (GNU timeout,
-#: SLURM, Kubernetes: the process, then its group); the engine's rule, repeated here
-#: because the engine cannot be imported yet (stealsearch.engine.deploy.interrupts.ECHO_WINDOW)
+#: SLURM, Kubernetes: the process, then its group).  The engine's rule
+#: (stealsearch.engine.deploy.interrupts.ECHO_WINDOW), repeated because this handler runs
+#: while the engine is imported: any module of it loads the whole engine, numba first,
+#: through stealsearch/engine/__init__.py.  tests/app/test_registry_plugin.py checks that
+#: the two agree.
 _ECHO_WINDOW = 1.0
 
 
