@@ -11,10 +11,13 @@ top of site-packages):
 * ``stealsearch`` -- the public API below, re-exported from the engine;
 * ``stealsearch.engine`` -- the generic engine (the repository's ``engine/``);
 * ``stealsearch.problems.<name>`` -- the plug-in problems and polynomial algorithms
-  (``problems/``: ``clique``, ``liquid``, ``uts``, ``hrelation``, ``commclust``, ``twolevel``);
+  (``problems/``: ``clique``, ``liquid``, ``uts``, ``hrelation``, ``commclust``, ``twolevel``),
+  found, like another package's, through the entry-point group ``stealsearch.problems``
+  (:mod:`stealsearch.registry`);
 * ``stealsearch.benchmarks`` and ``stealsearch.cluster_configs`` -- the benchmark scripts
   and grids, the ready cluster descriptions (``benchmarks/``, ``cluster_configs/``);
-* ``stealsearch.cli``, ``.demo``, ``.sweep``, ``.reproduce`` -- the command line.
+* ``stealsearch.cli``, ``.demo``, ``.sweep``, ``.reproduce``, ``.registry`` -- the command
+  line and its registry of problems.
 
 Layers: ``stealsearch.engine`` imports no problem and no application module; the
 problems import the engine only; the application imports both (tests/test_layers.py).

@@ -12,7 +12,6 @@ and exits 128 + n: the handlers are installed before the first heavy import.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from typing import Sequence
@@ -22,22 +21,13 @@ from . import __version__
 # The engine is imported inside the functions below, not here: `stealsearch --version`
 # answers without it (the engine loads numba and Dask: ~1 s).
 
-#: Sub-command modules, in the order ``--help`` lists them; each has ``register(sub)``.
-SUBCOMMAND_MODULES = (
-    "stealsearch.demo",
-    "stealsearch.problems.uts.cli",
-    "stealsearch.problems.clique.cli",
-    "stealsearch.problems.liquid.cli",
-    "stealsearch.problems.hrelation.cli",
-    "stealsearch.problems.commclust.cli",
-    "stealsearch.problems.twolevel.cli",
-    "stealsearch.sweep",
-    "stealsearch.reproduce",
-)
-
 
 def build_parser() -> OneLineParser:
+    """The ``stealsearch`` parser: the tour, every registered problem's sub-commands
+    (:mod:`stealsearch.registry`, in its order), the sweep and reproduce commands, resume."""
     from stealsearch.engine.app.commandline import OneLineParser
+
+    from . import demo, registry, reproduce, sweep
 
     parser = OneLineParser(
         prog="stealsearch",
@@ -47,8 +37,10 @@ def build_parser() -> OneLineParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND",
                                 parser_class=OneLineParser)
     sub.required = True
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    demo.register(sub)
+    registry.register_commands(sub)
+    sweep.register(sub)
+    reproduce.register(sub)
     _register_resume(sub)
     return parser
 
@@ -188,8 +180,11 @@ def _run_resume(args) -> int:
 #: were installed (:func:`stealsearch.engine.deploy.interrupts.own_process_signals` takes them)
 _EARLY: list = []
 #: a second signal this soon after a first SIGTERM is the same request (GNU timeout,
-#: SLURM, Kubernetes: the process, then its group); the engine's rule, repeated here
-#: because the engine cannot be imported yet (stealsearch.engine.deploy.interrupts.ECHO_WINDOW)
+#: SLURM, Kubernetes: the process, then its group).  The engine's rule
+#: (stealsearch.engine.deploy.interrupts.ECHO_WINDOW), repeated because this handler runs
+#: while the engine is imported: any module of it loads the whole engine, numba first,
+#: through stealsearch/engine/__init__.py.  tests/app/test_registry_plugin.py checks that
+#: the two agree.
 _ECHO_WINDOW = 1.0
 
 

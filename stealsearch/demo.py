@@ -2,25 +2,17 @@
 
 Everything printed is computed now: UTS T1 counted sequentially and on a LocalCluster
 of one worker process per usable core (checked against the published size), then one
-small run of each problem package.
+small run of each problem package.  The sections are the problems' ``demo.py`` tours, in
+the registry's order (:func:`stealsearch.registry.tours`: ours, then plug-ins by name).
 """
 from __future__ import annotations
 
-import importlib
 import time
 
 from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.engine.app.commandline import add_workers_argument
 
-#: (package, function name) of the tour's later sections, in order.
-SECTIONS = (
-    ("stealsearch.problems.uts.demo", "tour"),
-    ("stealsearch.problems.clique.demo", "tour"),
-    ("stealsearch.problems.liquid.demo", "tour"),
-    ("stealsearch.problems.hrelation.demo", "tour"),
-    ("stealsearch.problems.commclust.demo", "tour"),
-    ("stealsearch.problems.twolevel.demo", "tour"),
-)
+from . import registry
 
 
 def register(subparsers) -> None:
@@ -41,17 +33,17 @@ def run(args) -> int:
     if args.workers is None:
         from stealsearch.engine.deploy.cores import usable_cores
         args.workers = usable_cores()
+    sections = registry.tours()
     t0 = time.perf_counter()
     ok = True
     # the line comes once the cluster runs: a refused --workers prints only its error
     with dask_client(workers=args.workers, force=args.force) as client:
         print(f"stealsearch demo: a LocalCluster of {args.workers} worker processes "
               f"(started in {time.perf_counter() - t0:.1f} s)", flush=True)
-        for i, (module, fn) in enumerate(SECTIONS):
-            section = getattr(importlib.import_module(module), fn)
+        for i, (_, tour) in enumerate(sections):
             if i:
                 print()
-            ok &= bool(section(client, args.workers))
+            ok &= bool(tour(client, args.workers))
     print(f"\ndemo finished in {time.perf_counter() - t0:.1f} s: "
           + ("all results verified" if ok else "SOME RESULTS FAILED VERIFICATION"))
     return 0 if ok else 1

@@ -39,21 +39,10 @@ from pathlib import Path
 from stealsearch.engine.core.errors import InputError
 from stealsearch.engine.core.inputs import check_output_dir
 
-from .sweep import KINDS
+from . import registry
 
-#: the sweep kinds of the reproducer: the runner's and the reproduction items
-REPRODUCE_KINDS = {
-    **KINDS,
-    "clique_workers": "stealsearch.problems.clique.sweep_items:clique_workers",
-    "clique_example": "stealsearch.problems.clique.sweep_items:clique_example",
-    "liquid_model": "stealsearch.problems.liquid.sweep_items:liquid_model",
-    "liquid_class": "stealsearch.problems.liquid.sweep_items:liquid_class",
-    "hrelation_cycles": "stealsearch.problems.hrelation.sweep_items:hrelation_cycles",
-    "commclust_curve": "stealsearch.problems.commclust.sweep_items:commclust_curve",
-    "twolevel_table1": "stealsearch.problems.twolevel.sweep_items:twolevel_table1",
-}
-
-#: seed -> package, in the order ``all`` runs them
+#: seed -> package, in the order ``all`` runs them: our seed papers only (their reports
+#: check those papers' claims); the grids' item kinds come from the registry like any sweep's
 SEEDS = {"003": "clique", "000": "liquid", "001": "hrelation", "002": "commclust",
          "004": "twolevel"}
 #: the seeds' grids, shipped in the package (stealsearch.benchmarks is the repository's benchmarks/)
@@ -144,7 +133,7 @@ def reproduce(seed: str, out, *, quick: bool = False, client=None) -> dict:
         raise InputError(f"unknown seed {seed!r}")
     out = Path(out)
     mode = "sequential" if client is None else "dask"
-    grid = load_grid(grid_path(seed, quick), REPRODUCE_KINDS)
+    grid = load_grid(grid_path(seed, quick), registry.item_kinds())
     summary = run_sweep(grid, out / "tables" / mode, client=client, progress=False)
     rows = read_table(summary.table)
     ctx = Context(seed=seed, pkg=SEEDS[seed], out=out, quick=quick, mode=mode, rows=rows,

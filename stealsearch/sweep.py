@@ -4,8 +4,9 @@
 
     stealsearch sweep benchmarks/grids/clique_gnp.yaml --out results/ --workers 2
 
-The grid's item kinds are resolved by :data:`KINDS`: a name -> ``"module:function"``,
-imported only where an item of that kind runs.  With ``--out DIR`` the table
+The grid format is the docstring of :mod:`stealsearch.engine.app.sweep_grid`.  Its item
+kinds are those of the registered problems (:func:`stealsearch.registry.item_kinds`: a
+name -> ``"module:function"``, imported when the grid is read).  With ``--out DIR`` the table
 ``DIR/<grid name>.csv`` grows row by row; run the same command again to finish what an
 earlier run did not (rows with status ``ok`` are kept and skipped).  Without ``--out``
 nothing is written where the user works (the table lives in a temporary folder for the
@@ -25,16 +26,7 @@ from stealsearch.engine.app.commandline import (add_backend_arguments, cluster_o
                                 print_json)
 from stealsearch.engine.core.errors import InputError
 
-#: Item kinds of the sweeps: name -> "module:function" (see each function's docstring).
-KINDS = {
-    "uts": "stealsearch.problems.uts.sweep_items:uts",
-    "clique": "stealsearch.problems.clique.sweep_items:clique",
-    "liquid": "stealsearch.problems.liquid.sweep_items:liquid",
-    "liquid_t1": "stealsearch.problems.liquid.sweep_items:liquid_t1",
-    "hrelation": "stealsearch.problems.hrelation.sweep_items:hrelation",
-    "commclust": "stealsearch.problems.commclust.sweep_items:commclust",
-    "twolevel": "stealsearch.problems.twolevel.sweep_items:twolevel",
-}
+from . import registry
 
 #: failures listed in the text summary (all are in the table)
 SHOW_FAILURES = 10
@@ -43,9 +35,10 @@ SHOW_FAILURES = 10
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "sweep", help="run a parameter sweep from a grid file (resumable, one CSV row per item)",
-        description="Run the items of a grid file (see engine/app/sweep.py for the format) and "
-                    "append one row per item to OUT/<name>.csv; a re-run skips the items "
-                    "already done.  Item kinds: " + ", ".join(KINDS) + ".")
+        description="Run the items of a grid file (its format: `python -m pydoc "
+                    "stealsearch.engine.app.sweep_grid`) and append one row per item to "
+                    "OUT/<name>.csv; a re-run skips the items already done.  Item kinds: "
+                    + ", ".join(registry.item_kinds()) + ".")
     p.add_argument("grid", metavar="GRID.yaml", help="the grid file")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="folder of the result table, kept: the same command then resumes "
@@ -76,7 +69,7 @@ def run(args) -> int:
         raise InputError(f"--limit must be >= 0, got {args.limit}")
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be > 0 seconds, got {args.timeout}")
-    grid = load_grid(args.grid, KINDS)      # a bad grid fails here, before any cluster
+    grid = load_grid(args.grid, registry.item_kinds())    # a bad grid fails here, before any cluster
     progress = False if args.quiet else (True if args.progress else None)
     if progress is None and args.json:
         progress = False

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from stealsearch.cli import main
-from stealsearch.reproduce import GRIDS, REPRODUCE_KINDS, SEEDS, reproduce
+from stealsearch import registry
+from stealsearch.reproduce import GRIDS, SEEDS, reproduce
 
 VERDICT = re.compile(r"^- \*\*C(\d+)\*\* (.+): \*\*(matched|not reproduced)\*\*\. Paper: .+\. "
                      r"Measured: .+\. Tolerance: .+\.", re.M)
@@ -84,12 +85,12 @@ def test_sequential_clique_says_why_worker_claims_are_not_reproduced(tmp_path):
     assert worker_claims[0]["verdict"] == "not reproduced" and worker_claims[0]["reason"]
 
 
-def test_every_grid_loads_with_the_reproduce_kinds():
+def test_every_grid_loads_with_the_registered_kinds():
     from stealsearch.engine.app.sweep import load_grid
 
     for seed, pkg in SEEDS.items():
         for suffix in ("", "_quick"):
-            grid = load_grid(GRIDS / f"{pkg}{suffix}.yaml", REPRODUCE_KINDS)
+            grid = load_grid(GRIDS / f"{pkg}{suffix}.yaml", registry.item_kinds())
             assert grid.items and grid.name == f"reproduce_{seed}_{pkg}{suffix}"
 
 

@@ -91,6 +91,35 @@ def test_every_kind_sequentially_against_independent_values(tmp_path, capsys):
     assert len(table(out / "all.csv")) == 20
 
 
+def test_every_registered_kind_is_a_sweep_kind(tmp_path, capsys):
+    """The kinds come from the registry (stealsearch/registry.py), the same for ``sweep``
+    and ``reproduce``: a reproduction item runs in a sweep of one's own, its values
+    against the paper's (seed 001 §3.3: a direct schedule of the 3-cycle family takes
+    3h/2, forwarding 6h/5; seed 004 Table 1: makespan 20 at the lower bound)."""
+    from stealsearch import registry
+
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    listed = " ".join(capsys.readouterr().out.split())
+    assert "Item kinds: " + ", ".join(registry.item_kinds()) + "." in listed
+    grid = write(tmp_path, """
+name: papers
+items:
+  - kind: hrelation_cycles
+    instance: {k: 2, h: 4, algorithm: direct}
+  - kind: hrelation_cycles
+    instance: {k: 2, h: 10, algorithm: forwarding}
+  - kind: twolevel_table1
+""")
+    assert main(["sweep", grid, "--out", str(tmp_path), "--sequential", "--quiet"]) == 0
+    rows = {(r["kind"], r.get("param_algorithm") or r.get("algorithm")): r
+            for r in table(tmp_path / "papers.csv")}
+    assert float(rows["hrelation_cycles", "direct"]["length"]) == 1.5 * 4
+    assert float(rows["hrelation_cycles", "forwarding"]["length"]) == 1.2 * 10
+    t1 = rows["twolevel_table1", ""]
+    assert float(t1["makespan"]) == float(t1["lower_bound"]) == 20
+
+
 @pytest.mark.parametrize("text, message", [
     ("items: [kind: uts\n  - {", "not valid YAML"),
     ("items:\n  - kind: knapsack\n", "unknown item kind 'knapsack'"),

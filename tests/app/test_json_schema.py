@@ -1,5 +1,7 @@
 """Every sub-command's ``--json`` output: strict JSON (no NaN/Infinity, not even as
-strings), and every engine result in the one schema, stealsearch/schemas/result.schema.json."""
+strings), and every engine result in the one schema, stealsearch/schemas/result.schema.json
+(a plug-in problem's too: tests/app/test_registry_plugin.py checks its output with
+:func:`check_engine_json`)."""
 import json
 from pathlib import Path
 
@@ -69,14 +71,21 @@ def _strict(text: str):
     return obj
 
 
+def check_engine_json(text: str) -> dict:
+    """The object of an engine search's ``--json`` output, checked: strict JSON, valid
+    against the result schema, one worker object per worker."""
+    obj = _strict(text)
+    jsonschema.validate(obj, SCHEMA)
+    assert obj["n_workers"] == len(obj["workers"])
+    return obj
+
+
 @pytest.mark.parametrize("argv", ENGINE_COMMANDS, ids=lambda a: " ".join(a[:3]))
 def test_engine_result_json_follows_the_schema(capsys, argv):
     code = main(argv + ["--json"])
     out = capsys.readouterr().out
     assert code == 0
-    obj = _strict(out)
-    jsonschema.validate(obj, SCHEMA)
-    assert obj["n_workers"] == len(obj["workers"])
+    check_engine_json(out)
 
 
 #: the schema of each command's own JSON (stealsearch/schemas/NAME.schema.json)
