@@ -7,10 +7,14 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .core.errors import InputError
 from .core.policy import StealPolicy
-from .core.problem import Problem, check_problem, holds_gil
-from .core.result import SearchResult
+
+if TYPE_CHECKING:       # the contract loads numpy: imported where it is used
+    from .core.problem import Problem
+    from .core.result import SearchResult
 
 BACKENDS = ("auto", "sequential", "dask", "rampup")
 
@@ -97,6 +101,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
 
     >>> r = solve(CliqueProblem(gnp(300, 0.5, seed=1)), workers=2)   # doctest: +SKIP
     """
+    from .core.problem import check_problem
+
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
                 cluster_config=cluster_config, client=client, policy=policy,
@@ -117,6 +123,7 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     unpickle the stored problem even if this user's key did not sign the checkpoint
     (:mod:`stealsearch.engine.core.checkpoint`: a pickle can run code)."""
     from .core.checkpoint import load_problem, read_cut, read_manifest
+    from .core.problem import check_problem
     from .core.stack import make_stack
 
     manifest = read_manifest(directory)
@@ -218,6 +225,7 @@ def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_co
 
     ``fall_back``: a cluster nobody asked for that cannot start is a note, and the
     search goes on here (not an error)."""
+    from .core.problem import holds_gil
     from .deploy.cores import usable_cores
 
     if any(x is not None for x in (scheduler, cluster_config, client)):

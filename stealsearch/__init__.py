@@ -33,34 +33,21 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-#: public name -> the engine module that defines it
-_API = {
-    "solve": "solve", "resume": "solve",
-    "StealPolicy": "core.policy",
-    "Problem": "core.problem", "Mode": "core.problem", "check_problem": "core.problem",
-    "ContractError": "core.problem", "InvalidProblem": "core.problem", "SolutionError": "core.problem",
-    # the raw tier's kernel contract: statuses, counter slots, modes (engine/core/problem.py)
-    "BUDGET": "core.problem", "EMPTY": "core.problem", "GROW": "core.problem", "IMPROVED": "core.problem",
-    "NODES": "core.problem", "SOLUTIONS": "core.problem", "N_ENGINE_COUNTERS": "core.problem",
-    "OPTIMISE": "core.problem", "DECIDE": "core.problem", "ENUMERATE": "core.problem",
-    "PythonProblem": "core.reference",
-    "FastProblem": "core.fast", "RowLayout": "core.layout", "Bits": "core.layout", "NOT_A_SOLUTION": "core.fast",
-    "SearchResult": "core.result", "WorkerStats": "core.result",
-    "InputError": "core.errors", "SearchFailed": "core.errors",
-    "dask_client": "deploy.cluster",
-}
+from stealsearch import engine as _engine   # cheap: the engine loads its names on use
 
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", *_engine.__all__, "dask_client"]
 
 
 def __getattr__(name):
-    module = _API.get(name)
-    if module is None:
+    if name == "dask_client":
+        value = import_module("stealsearch.engine.deploy.cluster").dask_client
+    elif name in _engine.__all__:
+        value = getattr(_engine, name)
+    else:
         raise AttributeError(f"module 'stealsearch' has no attribute {name!r}")
-    value = getattr(import_module(f"stealsearch.engine.{module}"), name)
     globals()[name] = value          # the next lookup is a plain attribute
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(__all__))

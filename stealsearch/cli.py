@@ -179,26 +179,22 @@ def _run_resume(args) -> int:
 #: (signal, monotonic time) of the signals that arrived before the engine's own handlers
 #: were installed (:func:`stealsearch.engine.deploy.interrupts.own_process_signals` takes them)
 _EARLY: list = []
-#: a second signal this soon after a first SIGTERM is the same request (GNU timeout,
-#: SLURM, Kubernetes: the process, then its group).  The engine's rule
-#: (stealsearch.engine.deploy.interrupts.ECHO_WINDOW), repeated because this handler runs
-#: while the engine is imported: any module of it loads the whole engine, numba first,
-#: through stealsearch/engine/__init__.py.  tests/app/test_registry_plugin.py checks that
-#: the two agree.
-_ECHO_WINDOW = 1.0
 
 
 def _early_handler(signum, frame):
     """Ctrl-C or SIGTERM while the command imports the engine (numba, Dask: seconds):
     recorded, then raised as KeyboardInterrupt; a second one (not an echo) exits at once,
     nothing of ours runs yet."""
-    import signal
     import time
+
+    # the engine's rule for a second signal that is the echo of the first (a job manager
+    # signalling the process, then its group); its module imports nothing heavy
+    from stealsearch.engine.deploy.interrupts import is_echo
 
     now = time.monotonic()
     if _EARLY:
         first, at = _EARLY[0]
-        if now - at <= _ECHO_WINDOW and signal.SIGTERM in (first, signum):
+        if is_echo(first, signum, now - at):
             return
         os._exit(128 + signum)
     _EARLY.append((signum, now))
@@ -214,6 +210,8 @@ def _install_early_handlers() -> dict | None:
 
     if threading.current_thread() is not threading.main_thread():
         return None
+    import stealsearch.engine.deploy.interrupts  # noqa: F401  (the handler's rule, loaded now)
+
     _EARLY.clear()
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for s in previous:

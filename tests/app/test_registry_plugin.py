@@ -141,16 +141,16 @@ def test_the_commands_are_the_tour_ours_in_order_then_the_rest():
 
 def test_a_start_loads_no_problem_numba_or_dask():
     """``stealsearch --version`` and reading the registry import no problem package, and
-    neither numba nor Dask (the registry is data until a face is needed)."""
+    neither numpy, numba nor Dask (the registry is data until a face is needed; the
+    engine package loads its names on use)."""
     code = textwrap.dedent("""
         import sys
         from stealsearch.cli import main
         assert main(["--version"]) == 0
         from stealsearch import registry
         assert [p.name for p in registry.problems()][:1] == ["uts"]
-        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "dask",
-                       "distributed") or m.startswith("stealsearch.problems.")
-                       or m.startswith("stealsearch.engine"))
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "numpy",
+                       "dask", "distributed") or m.startswith("stealsearch.problems."))
         print(heavy)
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -158,15 +158,6 @@ def test_a_start_loads_no_problem_numba_or_dask():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"stealsearch {stealsearch.__version__}", "[]"], \
         proc.stdout
-
-
-def test_the_command_lines_echo_window_is_the_engines():
-    """stealsearch/cli.py repeats the engine's ECHO_WINDOW for its handler that runs while
-    the engine is imported (any module of the engine loads numba first): the two agree."""
-    from stealsearch import cli
-    from stealsearch.engine.deploy import interrupts
-
-    assert cli._ECHO_WINDOW == interrupts.ECHO_WINDOW
 
 
 # -- a third party's plug-in, installed ----------------------------------------------------
