@@ -3,7 +3,7 @@
 Same method as the pure-Python path (``colouring.konig_colouring`` +
 ``two_relation.schedule_forwarding``/``schedule_direct`` + ``two_relation.make_schedulable``),
 re-written over flat integer arrays so that the schedule of a 64-PE instance with 10^4-packet
-loads (~4000 peeled matchings, ~10^6 transfers) is computed in well under a second:
+loads (thousands of peeled matchings, ~10^6 transfers) is computed without Python per transfer:
 
 * ``peel_matchings``: König colouring of a Delta-regular bipartite multigraph by perfect
   matchings with multiplicities, repaired by augmenting paths (BFS) after every peel;
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-UNIT = 5  # ticks per packet, as schedule.UNIT
+from .schedule import UNIT
 
 
 @njit(cache=True, nogil=True)
