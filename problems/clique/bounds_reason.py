@@ -7,13 +7,13 @@ from numba import njit
 
 from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
-from stealsearch.engine.core.problem import IMPROVED
+from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .bounds_colour import colour_kernel
 from .colour_classes import _append_class, _colour_class, _label_class
 from .reasoning import (MAX_VIRTUAL, _failed_literal, _failed_literal_virtual, _infra,
                         _renumber)
-from .rows import LEVEL, _next_node, _open_node, _push_children
+from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
@@ -71,6 +71,8 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
         return colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj)
     n = adj.shape[0]
     W = adj.shape[1]
+    P0 = X0 + W
+    cap = stack.shape[0]
     maxc = max(n, 1)
     Xs = np.empty(W, np.int64)
     U = np.empty(W, np.int64)
@@ -100,23 +102,37 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     best = incumbent
     done = 0
     one = np.int64(1)
-    while True:
-        top, status = _next_node(stack, top, best, done, budget, maxc)
-        if status >= 0:
-            return top, status, best
+    while top > 0:
+        if done >= budget:
+            return top, BUDGET, best
+        if top + maxc > cap:
+            return top, GROW, best
+        top -= 1
         r = top
         lev = stack[r, LEVEL]
+        if stack[r, BOUND] <= best:
+            continue
         done += 1
-        best, improved, remaining = _open_node(stack, r, lev, best, counters, solution,
-                                               Xs, U, W)
+        counters[NODES] += 1
+        if lev > counters[MAX_DEPTH]:
+            counters[MAX_DEPTH] = lev
+        improved = False
+        if lev > best:
+            best = lev
+            _improve(stack, r, lev, W, solution)
+            improved = True
+        remaining = 0
+        for w in range(W):
+            Xs[w] = stack[r, X0 + w]
+            U[w] = stack[r, P0 + w]
+            remaining += popcount(U[w])
         kmin = best - lev + 1
         cnt = 0
         if remaining >= kmin:
             # 1. classes 1 .. kmin-1, kept as bitsets
             nc = 0
             while remaining > 0 and nc < kmin - 1:
-                remaining -= _colour_class(U, Q, cls[nc], adj, W)
-                _label_class(cls[nc], nc, vcls, W)
+                remaining -= _colour_class(U, Q, cls[nc], adj, W, vcls, nc)
                 nc += 1
             # 2. Re-NUMBER / infra-chromatic: move would-be branching vertices to the
             #    non-branching side one by one
@@ -165,7 +181,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                     vz[k2] = 0
                 absorbing = True
                 while remaining > 0 and absorbing:
-                    remaining -= _colour_class(U, Q, B, adj, W)
+                    remaining -= _colour_class(U, Q, B, adj, W, None, 0)
                     for k2 in range(nc):
                         inv[k2] = False
                     whole = True
@@ -211,7 +227,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             k = nc
             dropping = level == 3 and nc > 0
             while remaining > 0:
-                remaining -= _colour_class(U, Q, B, adj, W)
+                remaining -= _colour_class(U, Q, B, adj, W, None, 0)
                 if dropping:
                     for k2 in range(nc):
                         inv[k2] = False
@@ -239,3 +255,4 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
         top = r + cnt
         if improved:
             return top, IMPROVED, best
+    return 0, EMPTY, best

@@ -5,27 +5,41 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
-from stealsearch.engine.core.problem import IMPROVED
+from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
-from .colour_classes import _colour_class
-from .rows import BOUND, LEVEL, X0, _later_candidates, _next_node, _open_node
+from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _improve, _later_candidates
 
 SIZE, GREEDY, SAMPLING = 0, 1, 2
 SEED_BOUNDS = {"size": SIZE, "greedy": GREEDY, "sampling": SAMPLING}
 
 
 @njit(nogil=True, cache=True)
-def _greedy_colours(adj, P, size, U, Q, C, W):
-    """Number of colours first-fit greedy (natural order) uses on the set P of ``size``
-    vertices."""
+def _greedy_colours(adj, P, U, Q, W):
+    """Number of colours first-fit greedy (natural order) uses on the set P."""
+    remaining = 0
     for w in range(W):
         U[w] = P[w]
-    remaining = size
+        remaining += popcount(U[w])
     k = 0
+    one = np.int64(1)
     while remaining > 0:
         k += 1
-        remaining -= _colour_class(U, Q, C, adj, W)
+        for w in range(W):
+            Q[w] = U[w]
+        for w in range(W):
+            q = Q[w]
+            while q != 0:
+                b = ctz(q)
+                bit = one << b
+                v = w * 64 + b
+                U[w] &= ~bit
+                q &= ~bit
+                q &= ~adj[v, w]
+                for w2 in range(w + 1, W):
+                    Q[w2] &= ~adj[v, w2]
+                remaining -= 1
     return k
 
 
@@ -44,30 +58,46 @@ def seed_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, bo
     """
     n = adj.shape[0]
     W = adj.shape[1]
+    P0 = X0 + W
+    cap = stack.shape[0]
     maxc = max(n, 1)
     P = np.empty(W, np.int64)
     Xs = np.empty(W, np.int64)
     U = np.empty(W, np.int64)
     Q = np.empty(W, np.int64)
-    C = np.empty(W, np.int64)
     best = incumbent
     done = 0
     one = np.int64(1)
-    while True:
-        # a row whose bound M <= best is dropped: "if M <= OptSize then return"
-        top, status = _next_node(stack, top, best, done, budget, maxc)
-        if status >= 0:
-            return top, status, best
+    while top > 0:
+        if done >= budget:
+            return top, BUDGET, best
+        if top + maxc > cap:
+            return top, GROW, best
+        top -= 1
         r = top
         lev = stack[r, LEVEL]
+        if stack[r, BOUND] <= best:       # "if M <= OptSize then return"
+            continue
         done += 1
-        best, improved, c = _open_node(stack, r, lev, best, counters, solution, Xs, P, W)
+        counters[NODES] += 1
+        if lev > counters[MAX_DEPTH]:
+            counters[MAX_DEPTH] = lev
+        improved = False
+        if lev > best:                    # "if ℓ > OptSize then OptClique <- X"
+            best = lev
+            _improve(stack, r, lev, W, solution)
+            improved = True
+        c = 0
+        for w in range(W):
+            Xs[w] = stack[r, X0 + w]
+            P[w] = stack[r, P0 + w]
+            c += popcount(P[w])
         if c == 0:
             M = lev
         elif bound_kind == SIZE:
             M = lev + c
         elif bound_kind == GREEDY:
-            M = lev + _greedy_colours(adj, P, c, U, Q, C, W)
+            M = lev + _greedy_colours(adj, P, U, Q, W)
         else:
             used = 0
             for k in range(classes.shape[0]):
@@ -99,3 +129,4 @@ def seed_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, bo
         top = r + cnt
         if improved:
             return top, IMPROVED, best
+    return 0, EMPTY, best

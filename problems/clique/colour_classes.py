@@ -9,12 +9,14 @@ from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
 
 
-@njit(nogil=True, cache=True)
-def _colour_class(U, Q, C, adj, W):
+@njit(nogil=True, cache=True, inline="always")
+def _colour_class(U, Q, C, adj, W, vcls, k):
     """Move the next colour class of a greedy colouring out of the bitset ``U`` into
     ``C``: the lowest vertex of U, then each next vertex of U adjacent to none taken so far
     (BBMC's bitset colouring, a class at a time: the same classes as first-fit in vertex
-    order).  ``Q`` is scratch.  Returns the size of the class."""
+    order).  ``Q`` is scratch.  Unless ``vcls`` is None, ``vcls[v] = k`` for each vertex
+    v taken (numba compiles the None case without the store).  Returns the size of the
+    class."""
     one = np.int64(1)
     for w in range(W):
         Q[w] = U[w]
@@ -28,6 +30,8 @@ def _colour_class(U, Q, C, adj, W):
             v = w * 64 + b
             U[w] &= ~bit
             C[w] |= bit
+            if vcls is not None:
+                vcls[v] = k
             q &= ~bit
             q &= ~adj[v, w]
             for w2 in range(w + 1, W):
@@ -36,7 +40,7 @@ def _colour_class(U, Q, C, adj, W):
     return size
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _append_class(C, k, order, col, cnt, W):
     """Append the vertices of the bitset ``C`` (increasing) to ``order`` with colour ``k``
     in ``col``, from position ``cnt``; returns the new count."""
@@ -52,7 +56,7 @@ def _append_class(C, k, order, col, cnt, W):
     return cnt
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _label_class(C, k, vcls, W):
     """``vcls[v] = k`` for every vertex v of the bitset ``C``."""
     one = np.int64(1)
@@ -64,7 +68,7 @@ def _label_class(C, k, vcls, W):
             vcls[w * 64 + b] = k
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _meets(C, adj, v, W):
     """True if the bitset ``C`` holds a neighbour of ``v``."""
     for w in range(W):
@@ -73,7 +77,7 @@ def _meets(C, adj, v, W):
     return False
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _only_neighbour(C, adj, v, W):
     """The one neighbour of ``v`` in the bitset ``C``: -1 if there is none, -2 if there
     are several."""
@@ -104,7 +108,7 @@ def greedy_colour_classes(adj, n):
         U[v >> 6] |= one << (v & 63)
     k = 0
     while remaining > 0:
-        remaining -= _colour_class(U, Q, classes[k], adj, W)
+        remaining -= _colour_class(U, Q, classes[k], adj, W, None, 0)
         k += 1
     return classes[:max(k, 1)].copy()
 

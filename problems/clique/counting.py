@@ -7,9 +7,9 @@ from numba import njit
 
 from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
-from stealsearch.engine.core.problem import NODES, SOLUTIONS
+from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, NODES, SOLUTIONS
 
-from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _later_candidates, _next_node
+from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _later_candidates
 
 
 
@@ -21,16 +21,18 @@ def count_all_kernel(stack, top, budget, mode, incumbent, counters, solution, ad
     n = adj.shape[0]
     W = adj.shape[1]
     P0 = X0 + W
+    cap = stack.shape[0]
     maxc = max(n, 1)
     P = np.empty(W, np.int64)
     Xs = np.empty(W, np.int64)
     done = 0
     one = np.int64(1)
-    while True:
-        # rows here carry bound 0 (the root n + 1): a floor of -1 drops none
-        top, status = _next_node(stack, top, -1, done, budget, maxc)
-        if status >= 0:
-            return top, status, incumbent
+    while top > 0:
+        if done >= budget:
+            return top, BUDGET, incumbent
+        if top + maxc > cap:
+            return top, GROW, incumbent
+        top -= 1
         r = top
         lev = stack[r, LEVEL]
         done += 1
@@ -64,6 +66,7 @@ def count_all_kernel(stack, top, budget, mode, incumbent, counters, solution, ad
                 stack[ch, X0 + w] |= bit
                 ch += 1
         top = ch
+    return 0, EMPTY, incumbent
 
 
 @njit(nogil=True, cache=True)
@@ -75,6 +78,7 @@ def count_maximal_kernel(stack, top, budget, mode, incumbent, counters, solution
     W = adj.shape[1]
     P0 = X0 + W
     E0 = X0 + 2 * W
+    cap = stack.shape[0]
     maxc = max(n, 1)
     P = np.empty(W, np.int64)
     E = np.empty(W, np.int64)
@@ -82,11 +86,12 @@ def count_maximal_kernel(stack, top, budget, mode, incumbent, counters, solution
     cand = np.empty(W, np.int64)
     done = 0
     one = np.int64(1)
-    while True:
-        # rows here carry bound 0 (the root n + 1): a floor of -1 drops none
-        top, status = _next_node(stack, top, -1, done, budget, maxc)
-        if status >= 0:
-            return top, status, incumbent
+    while top > 0:
+        if done >= budget:
+            return top, BUDGET, incumbent
+        if top + maxc > cap:
+            return top, GROW, incumbent
+        top -= 1
         r = top
         lev = stack[r, LEVEL]
         done += 1
@@ -141,3 +146,4 @@ def count_maximal_kernel(stack, top, budget, mode, incumbent, counters, solution
                 E[w] |= bit
                 ch += 1
         top = ch
+    return 0, EMPTY, incumbent

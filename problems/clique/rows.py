@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from stealsearch.engine.core.bitset import _ctpop64 as popcount
-from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, NODES, N_ENGINE_COUNTERS
+from stealsearch.engine.core.problem import N_ENGINE_COUNTERS
 
 LEVEL, BOUND, X0 = 0, 1, 2
 #: problem counter slot: deepest clique level reached (reduced by "max")
@@ -32,48 +31,11 @@ MAX_DEPTH = N_ENGINE_COUNTERS
 
 
 @njit(nogil=True, cache=True)
-def _next_node(stack, top, floor, done, budget, maxc):
-    """Pop the next row to expand, dropping the rows whose stored bound is <= ``floor``.
-
-    Returns ``(top, status)``: status -1 with the row to expand at ``top`` (popped); or
-    the chunk's end with nothing popped: ``BUDGET`` when ``done`` expansions spent the
-    budget, ``GROW`` when the stack could not hold one more node's ``maxc`` children;
-    or ``EMPTY`` with top 0."""
-    if top == 0:
-        return 0, EMPTY
-    if done >= budget:
-        return top, BUDGET
-    if top + maxc > stack.shape[0]:
-        return top, GROW
-    while top > 0:
-        top -= 1
-        if stack[top, BOUND] > floor:
-            return top, -1
-    return 0, EMPTY
-
-
-@njit(nogil=True, cache=True)
-def _open_node(stack, r, lev, best, counters, solution, Xs, P, W):
-    """Expand the node at row ``r`` (level ``lev``, not pruned): count it, record its
-    depth, make its clique the incumbent if it beats ``best``, and load its clique into
-    ``Xs`` and its candidates into ``P``.  Returns ``(best, improved, |P|)``."""
-    counters[NODES] += 1
-    if lev > counters[MAX_DEPTH]:
-        counters[MAX_DEPTH] = lev
-    improved = False
-    if lev > best:                    # "if ℓ > OptSize then OptClique <- X"
-        best = lev
-        solution[0] = lev
-        for w in range(W):
-            solution[1 + w] = stack[r, X0 + w]
-        improved = True
-    P0 = X0 + W
-    size = 0
+def _improve(stack, r, lev, W, solution):
+    """The clique of the node at row ``r`` (level ``lev``) as the new incumbent."""
+    solution[0] = lev
     for w in range(W):
-        Xs[w] = stack[r, X0 + w]
-        P[w] = stack[r, P0 + w]
-        size += popcount(P[w])
-    return best, improved, size
+        solution[1 + w] = stack[r, X0 + w]
 
 
 @njit(nogil=True, cache=True)
@@ -99,7 +61,7 @@ def _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W):
         U[vw] &= ~vb
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _later_candidates(stack, ch, P, adj, x, W):
     """Row ``ch``'s candidates: those of ``P`` adjacent to ``x`` and after it in vertex
     order (seed Algorithm 2.1.1's C_{ℓ+1} = A_x ∩ B_x ∩ C_ℓ).  Returns their words OR-ed
