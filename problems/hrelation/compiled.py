@@ -464,7 +464,7 @@ def regular_rows(reg):
     Q = P if P % 2 == 1 else P - 1
     rows = np.empty((P * (P - 1), 6), np.int64)
     lengths = np.zeros(Q, np.int64)
-    n = 0
+    st = np.zeros(1, np.int64)                    # rows written
     for i in range(Q):
         for j in range(Q):
             p = i - j
@@ -481,19 +481,7 @@ def regular_rows(reg):
             if x + y > lengths[i]:
                 lengths[i] = x + y
             if x > 0:
-                rows[n, 0] = i
-                rows[n, 1] = j
-                rows[n, 2] = p
-                rows[n, 3] = j
-                rows[n, 4] = p
-                rows[n, 5] = x
-                n += 1
+                _put(rows, st, i, j, p, j, p, x)
             if y > 0:
-                rows[n, 0] = i
-                rows[n, 1] = p
-                rows[n, 2] = j
-                rows[n, 3] = p
-                rows[n, 4] = j
-                rows[n, 5] = y
-                n += 1
-    return rows[:n], lengths
+                _put(rows, st, i, p, j, p, j, y)
+    return rows[:st[0]], lengths
