@@ -1,7 +1,7 @@
 """Graphs for tests, benchmarks and the seed's applications (seed 003 §1.1-1.2, §4.3).
 
-* :func:`gnp` -- G(n, p) drawn exactly as the issue fixes it, so figures compare
-  across tools: ``rng = numpy.random.default_rng(seed)``, ``i, j = triu_indices(n, 1)``,
+* :func:`gnp` -- G(n, p) drawn exactly as fixed here, so figures compare across
+  tools: ``rng = numpy.random.default_rng(seed)``, ``i, j = triu_indices(n, 1)``,
   edge {i, j} iff ``rng.random(i.size) < p`` (one draw per pair, row-major, i < j).
   (Seed §4.3: "each possible edge is in the graph with probability k".)
 * :func:`seed_figure_1_1` -- the 6-vertex graph of Fig. 1.1, rebuilt from its list of

@@ -86,21 +86,18 @@ MODES = ("max", "decide", "count", "count-maximal")
 FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
 #: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY
 #: whose greedy initial clique has >= AUTO_MAXSAT_CLIQUE vertices, ``colour`` otherwise:
-#: measured in benchmarks/results/peers*.md (issue 14), the MaxSAT reasoning pays for its
-#: cost per node on dense graphs and not on sparse ones, nor where the clique (so the
-#: number of colour classes it reasons over) is small: johnson16-2-4 (density .76, ω 8)
-#: takes 2x the CPU with maxsat; the smallest initial clique among the dense instances
-#: where maxsat wins is 18.  ``incmaxsat`` (MoMC's reasoning) expands 3-4x fewer nodes
-#: than ``maxsat`` on G(200, .8-.9) but costs more per node, so it is not picked.
+#: the MaxSAT reasoning pays for its cost per node on dense graphs and not on sparse ones,
+#: nor where the clique (so the number of colour classes it reasons over) is small
+#: (benchmarks/results/peers*.md).
 BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
 AUTO_MAXSAT_DENSITY = 0.7
 AUTO_MAXSAT_CLIQUE = 12
 #: ``auto`` picks ``incmaxsat`` (MoMC's reasoning) instead of ``maxsat`` where the density
 #: is >= AUTO_INCMAXSAT_DENSITY and the first incumbent is >= AUTO_INCMAXSAT_GAP x the root
-#: bound: a large clique close to the colouring bound (gen*, MANN, frb; issue 23).  There
-#: MoMC's stronger reasoning proves the incumbent in far fewer nodes (gen400_p0.9_55: 1 node
-#: against 1.8 M), while on dense graphs with a small clique for their colouring
-#: (sanr200_0.9, C125.9, p_hat*-3, brock) its cost per node does not pay.
+#: bound: a large clique close to the colouring bound (gen*, MANN, frb).  There MoMC's
+#: stronger reasoning proves the incumbent in far fewer nodes, while on dense graphs with
+#: a small clique for their colouring (sanr200_0.9, C125.9, p_hat*-3, brock) its cost per
+#: node does not pay (benchmarks/RESULTS.md).
 AUTO_INCMAXSAT_DENSITY = 0.8
 AUTO_INCMAXSAT_GAP = 0.7
 #: reasoning level of :func:`reason_kernel` per bound
@@ -114,7 +111,8 @@ AMTS_SEED = 1
 #: AMTS's budget multiplier when its clique ends one vertex below the root bound
 AMTS_CLOSE_FACTOR = 10
 #: the independent-set partition of the root bound is computed when n^2 W word operations
-#: stay below this (about 0.5 s); above it the root bound is the greedy colouring's
+#: stay below this, so that it stays a small part of the set-up; above it the root bound
+#: is the greedy colouring's
 ISET_WORK_LIMIT = 500_000_000
 
 
@@ -218,9 +216,9 @@ class CliqueProblem(Problem):
                     AMTS_SEED, self.colour_classes, ncls)
                 if len(self.start_clique) == self.root_bound - 1:
                     # one vertex short of the root bound: a clique of the bound ends the
-                    # search at the root, while the tree search may not find it (BHOSLIB:
-                    # frb40-19-2/-4/-5 end AMTS at omega - 1; the proof tree then has
-                    # millions of nodes), so AMTS goes on with AMTS_CLOSE_FACTOR - 1 more budgets
+                    # search at the root, while the tree search may not find it (on
+                    # BHOSLIB graphs AMTS can end at omega - 1, and the proof tree is then
+                    # huge), so AMTS goes on with AMTS_CLOSE_FACTOR - 1 more budgets
                     more, its = amts(self.adj, n, self.start_clique,
                                      budget * (AMTS_CLOSE_FACTOR - 1), AMTS_DEPTH,
                                      self.root_bound, AMTS_SEED + 1, self.colour_classes, ncls)
