@@ -12,7 +12,8 @@ A row is int64 words, ``W = ceil(n / 64)``::
 Every row is self-contained: any worker can resume from it alone (seed 003 §3.2:
 "each node ... contains a clique, its size, and its extension set").  A node is
 *expanded* (counted in ``counters[NODES]``) when it is popped and not pruned by its
-stored bound, as a recursive call is one node of the recursive algorithms.
+stored bound, as a recursive call is one node of the recursive algorithms.  A kernel
+allocates its scratch arrays once per call, never per node.
 
 numba's cache of a kernel holds the helpers it calls, and is not renewed when a
 helper's file alone changes: after editing a helper, clear the ``__pycache__`` of
