@@ -198,7 +198,7 @@ def warm_kernels(bounds) -> None:
     ``class_of_vertices``, which only a graph whose greedy colouring beats its
     independent-set partition reaches (G(60, 0.5) does not; in a fresh worktree the first
     such graph of a run, p_hat300-2, paid 0.2-0.3 s of compiling in its CPU)."""
-    from stealsearch.problems.clique.colour_classes import class_of_vertices, greedy_colour_classes
+    from stealsearch.problems.clique.kernels.colour_classes import class_of_vertices, greedy_colour_classes
     solve(CliqueProblem(gnp(40, 0.5, 1)), backend="sequential")
     for b in bounds:
         solve(CliqueProblem(gnp(60, 0.5, 1), bound=b), backend="sequential")

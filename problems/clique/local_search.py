@@ -68,7 +68,7 @@ from numba import njit
 from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
 
-from .greedy import densest_candidate
+from .kernels.greedy import densest_candidate
 
 #: iterations per vertex at density 1 (see :func:`amts_iterations`)
 AMTS_ITERATIONS = 100

@@ -28,13 +28,13 @@ reasoning that drops whole colour classes, IncMaxCLQ / MoMC), ``"incmaxsat"`` (M
 reasoning: virtual literals instead of dropped classes, Re-NUMBER, two-literal lookahead;
 Li, Jiang and Manyà 2017); or the seed's
 ``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
-§2.1).  The kernels are in :mod:`.bounds_colour`, :mod:`.bounds_reason` and
-:mod:`.bounds_seed`; benchmarks/RESULTS.md measures them.
+§2.1).  The kernels are in :mod:`.kernels` (``bounds_colour``, ``bounds_reason``,
+``bounds_seed``); benchmarks/RESULTS.md measures them.
 
 Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
 removal), ``"degree"`` (decreasing degree), ``"colour-sort"`` (greedy colour classes
 of the degeneracy order, lowest colour first) or ``"iset"`` (the independent-set
-partition of :func:`.orders.iset_partition`, class by class: MoMC's MaxIndSet ordering).
+partition of :func:`.kernels.orders.iset_partition`, class by class: MoMC's MaxIndSet ordering).
 Initial clique (``heuristic=``, max mode): ``"amts"`` (the default for the MCS family)
 runs ``"greedy"`` and then Wu and Hao's adaptive multistart tabu search from its clique
 (:mod:`.local_search`, one vertex per colour class of the root bound's partition, a
@@ -69,16 +69,16 @@ import numpy as np
 
 from stealsearch.engine.core.problem import Mode, Problem
 
-from .bounds_colour import colour_kernel
-from .bounds_reason import reason_kernel
-from .bounds_seed import SEED_BOUNDS, seed_kernel
-from .colour_classes import class_of_vertices, greedy_colour_classes
-from .counting import count_all_kernel, count_maximal_kernel
-from .greedy import greedy_clique
+from .kernels.bounds_colour import colour_kernel
+from .kernels.bounds_reason import reason_kernel
+from .kernels.bounds_seed import SEED_BOUNDS, seed_kernel
+from .kernels.colour_classes import class_of_vertices, greedy_colour_classes
+from .kernels.counting import count_all_kernel, count_maximal_kernel
+from .kernels.greedy import greedy_clique
+from .kernels.orders import colour_sort_order, degeneracy_order, degree_order, iset_partition
+from .kernels.rows import BOUND, LEVEL, X0
 from .local_search import AMTS_DEPTH, amts, amts_iterations
 from .model import CliqueInputError, Graph, bitset_to_indices, words_for
-from .orders import colour_sort_order, degeneracy_order, degree_order, iset_partition
-from .rows import BOUND, LEVEL, X0
 from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")

@@ -9,8 +9,8 @@ import pytest
 
 from stealsearch.engine.solve import solve
 from stealsearch.problems.clique import CliqueProblem, check_clique, gnp, read_dimacs
-from stealsearch.problems.clique.greedy import greedy_clique
-from stealsearch.problems.clique.orders import colour_sort_order, degeneracy_order, degree_order
+from stealsearch.problems.clique.kernels.greedy import greedy_clique
+from stealsearch.problems.clique.kernels.orders import colour_sort_order, degeneracy_order, degree_order
 from stealsearch.problems.clique.problem import FAST_BOUNDS, HEURISTICS, ORDERS
 
 DATA = Path(__file__).parent / "data"

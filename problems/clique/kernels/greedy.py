@@ -14,7 +14,7 @@ def densest_candidate(P, adj, W):
     """The vertex of the bitset ``P`` with the most neighbours in ``P`` (the lowest
     numbered on ties): ``(vertex, its degree in P, vertices examined)``, ``(-1, -1, 0)``
     for an empty ``P``.  The greedy step of the initial cliques (here and AMTS's
-    restart in :mod:`.local_search`)."""
+    restart in :mod:`stealsearch.problems.clique.local_search`)."""
     one = np.int64(1)
     pick = -1
     pbest = -1

@@ -16,8 +16,8 @@ stored bound, as a recursive call is one node of the recursive algorithms.  A ke
 allocates its scratch arrays once per call, never per node.
 
 numba's cache of a kernel holds the helpers it calls, and is not renewed when a
-helper's file alone changes: after editing a helper, clear the ``__pycache__`` of
-this package (the test session's warm-up does, see ``tests/warm_kernels.py``).
+helper's file alone changes: after editing a helper, clear the ``__pycache__`` folders
+of the clique package (the test session's warm-up does, see ``tests/warm_kernels.py``).
 """
 from __future__ import annotations
 

@@ -16,7 +16,6 @@ from .colour_classes import _meets, _only_neighbour
 MAX_VIRTUAL = 62
 
 
-
 @njit(nogil=True, cache=True)
 def _first_killer(x, forced, t, adj):
     """The first forcing step s < t whose vertex ``forced[s]`` is not adjacent to x."""
