@@ -195,16 +195,16 @@ def run_uts_c(peer: Peer, tree: str) -> dict:
 def warm_kernels(bounds) -> None:
     """Load (or, in a fresh checkout, compile) every clique kernel a timed run may call, so
     that no timed run's CPU includes numba's: a solve per bound on G(60, 0.5), and
-    ``kernels.class_of_vertices``, which only a graph whose greedy colouring beats its
+    ``class_of_vertices``, which only a graph whose greedy colouring beats its
     independent-set partition reaches (G(60, 0.5) does not; in a fresh worktree the first
     such graph of a run, p_hat300-2, paid 0.2-0.3 s of compiling in its CPU)."""
-    from stealsearch.problems.clique import kernels
+    from stealsearch.problems.clique.kernels.colour_classes import class_of_vertices, greedy_colour_classes
     solve(CliqueProblem(gnp(40, 0.5, 1)), backend="sequential")
     for b in bounds:
         solve(CliqueProblem(gnp(60, 0.5, 1), bound=b), backend="sequential")
     graph = gnp(60, 0.5, 1)
     adj = graph.rows.view("int64")
-    kernels.class_of_vertices(kernels.greedy_colour_classes(adj, graph.n), graph.n)
+    class_of_vertices(greedy_colour_classes(adj, graph.n), graph.n)
 
 
 def run_ours(graph, bound: str, limit: float, wall_factor: float | None = None, **kw) -> dict:

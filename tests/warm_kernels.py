@@ -13,9 +13,18 @@ Each package's own ``warmup`` (its sweep items', ``stealsearch.problems.*.sweep_
 is what runs, plus the clique modes the sweeps do not use; nothing here is asserted (the
 tests check the results), an error is raised as it comes.
 
+numba's cache of a kernel holds the helpers it calls from other files, and is renewed only
+when the kernel's own file changes; a helper edited alone would leave its callers' cached
+code as it was.  So first, :func:`drop_stale_caches` removes a problem package's numba
+cache files (its sub-packages' included) that are older than its newest module with numba
+functions.
+
     python tests/warm_kernels.py      # the same, with the seconds each package took
 """
 import time
+from pathlib import Path
+
+PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 
 
 def _clique_modes() -> None:
@@ -57,8 +66,26 @@ def _steps():
             ("commclust", commclust._warmup), ("twolevel", twolevel._warmup)]
 
 
+def drop_stale_caches(root: Path = PROBLEMS) -> list:
+    """Remove the numba cache files (``*.nbi``, ``*.nbc``) of each package under ``root``,
+    sub-packages included, that are older than the package's newest module with numba
+    functions; their names."""
+    removed = []
+    for package in sorted(p for p in root.iterdir() if p.is_dir()):
+        numba_modules = [p for p in package.rglob("*.py") if "@njit" in p.read_text()]
+        if not numba_modules:
+            continue
+        newest = max(p.stat().st_mtime for p in numba_modules)
+        for f in sorted(package.rglob("__pycache__/*.nb[ic]")):
+            if f.stat().st_mtime < newest:
+                f.unlink(missing_ok=True)
+                removed.append(f.name)
+    return removed
+
+
 def warm() -> dict:
-    """Run every step; the seconds each took."""
+    """Drop stale numba caches, then run every step; the seconds each took."""
+    drop_stale_caches()
     seconds = {}
     for name, step in _steps():
         t = time.perf_counter()

@@ -1,7 +1,7 @@
 """Graphs for tests, benchmarks and the seed's applications (seed 003 §1.1-1.2, §4.3).
 
-* :func:`gnp` -- G(n, p) drawn exactly as the issue fixes it, so figures compare
-  across tools: ``rng = numpy.random.default_rng(seed)``, ``i, j = triu_indices(n, 1)``,
+* :func:`gnp` -- G(n, p) drawn exactly as fixed here, so figures compare across
+  tools: ``rng = numpy.random.default_rng(seed)``, ``i, j = triu_indices(n, 1)``,
   edge {i, j} iff ``rng.random(i.size) < p`` (one draw per pair, row-major, i < j).
   (Seed §4.3: "each possible edge is in the graph with probability k".)
 * :func:`seed_figure_1_1` -- the 6-vertex graph of Fig. 1.1, rebuilt from its list of
@@ -27,9 +27,10 @@ import numpy as np
 
 from .model import CliqueInputError, Graph, pack_rows, words_for
 
-#: The most vertices a generated design or factor graph may have (a clique search over
-#: more would not end in reasonable time; the seed's instances have a few hundred).
-MAX_VERTICES = 20000
+#: The most vertices a generated design or factor graph may have: a clique search over
+#: more would not end in reasonable time (the seed's instances have a few hundred).  A
+#: graph read from a file has its own, larger limit, set by memory (io.MAX_READ_VERTICES).
+MAX_GENERATED_VERTICES = 20_000
 
 
 def gnp(n: int, p: float, seed: int = 1) -> Graph:
@@ -71,9 +72,9 @@ def design_graph(t: int, v: int, k: int) -> Graph:
     t, v, k = int(t), int(v), int(k)
     if not (1 <= t <= k <= v):
         raise CliqueInputError(f"design parameters need 1 <= t <= k <= v, got t={t} v={v} k={k}")
-    if comb(v, k) > MAX_VERTICES:
+    if comb(v, k) > MAX_GENERATED_VERTICES:
         raise CliqueInputError(f"C({v},{k}) = {comb(v, k)} k-subsets is too many vertices "
-                               f"(> {MAX_VERTICES})")
+                               f"(> {MAX_GENERATED_VERTICES})")
     blocks = list(itertools.combinations(range(v), k))
     inc = np.zeros((len(blocks), v), dtype=np.int32)
     for r, b in enumerate(blocks):
@@ -108,7 +109,7 @@ def decode_design(blocks, t: int, v: int) -> dict:
 # -- factorizations -------------------------------------------------------------------
 
 def k_factors(graph: Graph, k: int,
-              limit: int | None = MAX_VERTICES) -> list[tuple[tuple[int, int], ...]]:
+              limit: int | None = MAX_GENERATED_VERTICES) -> list[tuple[tuple[int, int], ...]]:
     """All k-factors (spanning k-regular subgraphs) of ``graph``, each a sorted tuple of
     0-based edges ``(u, v)``, u < v.  Vertices are settled in increasing order: vertex
     v picks its missing edges among its later neighbours, so each factor appears once.

@@ -70,8 +70,10 @@ def _graph_name(path: str) -> str:
     return Path(name).stem
 
 
-#: Above this many vertices a graph's bitset rows would not fit in memory (n^2 / 8 bytes).
-MAX_VERTICES = 200_000
+#: The most vertices of a graph read from a file: above it the graph's bitset rows would
+#: not fit in memory (n^2 / 8 bytes).  Generated graphs have a smaller limit, set by
+#: search time (generators.MAX_GENERATED_VERTICES).
+MAX_READ_VERTICES = 200_000
 
 
 def _drop_loops_and_duplicates(path: str, edges: np.ndarray, labels=None) -> np.ndarray:
@@ -105,9 +107,9 @@ def _dimacs_from_bytes(path: str, data: bytes) -> Graph:
     except _Bad:
         _scan_dimacs(path, data)          # raises with file:line
         raise CliqueInputError(f"{path}: malformed DIMACS file") from None
-    if n > MAX_VERTICES:
+    if n > MAX_READ_VERTICES:
         raise CliqueInputError(f"{path}: {n:,} vertices is more than this solver's "
-                               f"{MAX_VERTICES:,} (bitset rows of n^2/8 bytes)")
+                               f"{MAX_READ_VERTICES:,} (bitset rows of n^2/8 bytes)")
     edges = _drop_loops_and_duplicates(path, edges)
     return Graph.from_edges(n, edges - 1, labels=list(range(1, n + 1)), name=_graph_name(path))
 
@@ -264,9 +266,9 @@ def _edge_list_from_bytes(path: str, data: bytes) -> Graph:
     else:
         values = np.char.decode(tokens, "utf-8", errors="replace") if len(tokens) else tokens
     labels, inverse = np.unique(values, return_inverse=True)
-    if len(labels) > MAX_VERTICES:
+    if len(labels) > MAX_READ_VERTICES:
         raise CliqueInputError(f"{path}: {len(labels):,} vertices is more than this solver's "
-                               f"{MAX_VERTICES:,} (bitset rows of n^2/8 bytes)")
+                               f"{MAX_READ_VERTICES:,} (bitset rows of n^2/8 bytes)")
     edges = inverse.reshape(-1, 2)
     label_list = [int(x) for x in labels] if as_int else [str(x) for x in labels]
     edges = _drop_loops_and_duplicates(path, edges, label_list)

@@ -21,7 +21,7 @@ f(S), the number of edges inside S (a k-clique when f = k(k-1)/2), then raises k
   from the vertex moved least often (the long-term frequency memory), then by maximum
   d_S, ties to the least moved; the counts reset once all exceed k.
 
-**Colour classes** (our addition, issue 23).  The caller may pass a partition of V into
+**Colour classes** (our addition).  The caller may pass a partition of V into
 independent sets (the root bound's colour classes).  A clique holds at most one vertex of
 each class, so S is kept to such sets: a swap takes v from a class S does not use, or
 from u's own class (then u and v are never adjacent), and S is grown and rebuilt the same
@@ -29,11 +29,8 @@ way.  No clique is lost, and the space shrinks from every k-subset to the transv
 k classes: when k equals the number of classes (BHOSLIB: the frb groups, found by the
 independent-set partition; san400_0.7_3) S holds one vertex of every class and a swap
 changes the vertex of one class, the min-conflicts move of the constraint problem the
-graph came from.  Measured (benchmarks/results/dimacs_notes.md, 2026-11-26): from an
-empty start, seeds 1-3, frb30-15-3 reaches omega in 25,638 / 4,772 / 8,845 iterations
-with the classes (the first pass, without them, needed about 200,000 on frb30-15-5 and
-did not reach omega on frb35-17-1 in 200,000), and an iteration costs about 2 us there.
-With a class per vertex (``vcls`` = 0 .. n - 1) it is the paper's AMTS.
+graph came from; on BHOSLIB graphs the classes make AMTS reach omega in far fewer
+iterations (benchmarks/results/dimacs_notes.md).  With a class per vertex (``vcls`` = 0 .. n - 1) it is the paper's AMTS.
 
 Choices where the paper leaves room or where this code differs (stated, tested):
 
@@ -71,7 +68,7 @@ from numba import njit
 from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
 
-from .kernels import densest_candidate
+from .kernels.greedy import densest_candidate
 
 #: iterations per vertex at density 1 (see :func:`amts_iterations`)
 AMTS_ITERATIONS = 100

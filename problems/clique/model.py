@@ -178,7 +178,7 @@ class Graph:
     def permuted(self, order: np.ndarray) -> np.ndarray:
         """Adjacency rows with vertex ``order[i]`` renamed ``i`` (uint64 rows)."""
         order = np.asarray(order, dtype=np.int64)
-        from .kernels import permute_rows
+        from .kernels.orders import permute_rows
 
         if self.n == 0:
             return self.rows.copy()

@@ -28,12 +28,13 @@ reasoning that drops whole colour classes, IncMaxCLQ / MoMC), ``"incmaxsat"`` (M
 reasoning: virtual literals instead of dropped classes, Re-NUMBER, two-literal lookahead;
 Li, Jiang and Manyà 2017); or the seed's
 ``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
-§2.1).  See :mod:`stealsearch.problems.clique.kernels`; benchmarks/RESULTS.md measures them.
+§2.1).  The kernels are in :mod:`.kernels` (``bounds_colour``, ``bounds_reason``,
+``bounds_seed``); benchmarks/RESULTS.md measures them.
 
 Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
 removal), ``"degree"`` (decreasing degree), ``"colour-sort"`` (greedy colour classes
 of the degeneracy order, lowest colour first) or ``"iset"`` (the independent-set
-partition of :func:`kernels.iset_partition`, class by class: MoMC's MaxIndSet ordering).
+partition of :func:`.kernels.orders.iset_partition`, class by class: MoMC's MaxIndSet ordering).
 Initial clique (``heuristic=``, max mode): ``"amts"`` (the default for the MCS family)
 runs ``"greedy"`` and then Wu and Hao's adaptive multistart tabu search from its clique
 (:mod:`.local_search`, one vertex per colour class of the root bound's partition, a
@@ -68,7 +69,14 @@ import numpy as np
 
 from stealsearch.engine.core.problem import Mode, Problem
 
-from . import kernels
+from .kernels.bounds_colour import colour_kernel
+from .kernels.bounds_reason import reason_kernel
+from .kernels.bounds_seed import SEED_BOUNDS, seed_kernel
+from .kernels.colour_classes import class_of_vertices, greedy_colour_classes
+from .kernels.counting import count_all_kernel, count_maximal_kernel
+from .kernels.greedy import greedy_clique
+from .kernels.orders import colour_sort_order, degeneracy_order, degree_order, iset_partition
+from .kernels.rows import BOUND, LEVEL, X0
 from .local_search import AMTS_DEPTH, amts, amts_iterations
 from .model import CliqueInputError, Graph, bitset_to_indices, words_for
 from .verify import check_clique
@@ -78,24 +86,21 @@ MODES = ("max", "decide", "count", "count-maximal")
 FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
 #: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY
 #: whose greedy initial clique has >= AUTO_MAXSAT_CLIQUE vertices, ``colour`` otherwise:
-#: measured in benchmarks/results/peers*.md (issue 14), the MaxSAT reasoning pays for its
-#: cost per node on dense graphs and not on sparse ones, nor where the clique (so the
-#: number of colour classes it reasons over) is small: johnson16-2-4 (density .76, ω 8)
-#: takes 2x the CPU with maxsat; the smallest initial clique among the dense instances
-#: where maxsat wins is 18.  ``incmaxsat`` (MoMC's reasoning) expands 3-4x fewer nodes
-#: than ``maxsat`` on G(200, .8-.9) but costs more per node, so it is not picked.
+#: the MaxSAT reasoning pays for its cost per node on dense graphs and not on sparse ones,
+#: nor where the clique (so the number of colour classes it reasons over) is small
+#: (benchmarks/results/peers*.md).
 BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
 AUTO_MAXSAT_DENSITY = 0.7
 AUTO_MAXSAT_CLIQUE = 12
 #: ``auto`` picks ``incmaxsat`` (MoMC's reasoning) instead of ``maxsat`` where the density
 #: is >= AUTO_INCMAXSAT_DENSITY and the first incumbent is >= AUTO_INCMAXSAT_GAP x the root
-#: bound: a large clique close to the colouring bound (gen*, MANN, frb; issue 23).  There
-#: MoMC's stronger reasoning proves the incumbent in far fewer nodes (gen400_p0.9_55: 1 node
-#: against 1.8 M), while on dense graphs with a small clique for their colouring
-#: (sanr200_0.9, C125.9, p_hat*-3, brock) its cost per node does not pay.
+#: bound: a large clique close to the colouring bound (gen*, MANN, frb).  There MoMC's
+#: stronger reasoning proves the incumbent in far fewer nodes, while on dense graphs with
+#: a small clique for their colouring (sanr200_0.9, C125.9, p_hat*-3, brock) its cost per
+#: node does not pay (benchmarks/RESULTS.md).
 AUTO_INCMAXSAT_DENSITY = 0.8
 AUTO_INCMAXSAT_GAP = 0.7
-#: reasoning level of :func:`kernels.reason_kernel` per bound
+#: reasoning level of :func:`reason_kernel` per bound
 REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4}
 ORDERS = ("degeneracy", "degree", "colour-sort", "iset")
 HEURISTICS = ("amts", "greedy", "none")
@@ -106,7 +111,8 @@ AMTS_SEED = 1
 #: AMTS's budget multiplier when its clique ends one vertex below the root bound
 AMTS_CLOSE_FACTOR = 10
 #: the independent-set partition of the root bound is computed when n^2 W word operations
-#: stay below this (about 0.5 s); above it the root bound is the greedy colouring's
+#: stay below this, so that it stays a small part of the set-up; above it the root bound
+#: is the greedy colouring's
 ISET_WORK_LIMIT = 500_000_000
 
 
@@ -177,22 +183,22 @@ class CliqueProblem(Problem):
         if mode in ("max", "decide") and bound in FAST_BOUNDS:
             isets = None
             if n and n * n * W <= ISET_WORK_LIMIT:
-                isets, n_isets, iset_of = kernels.iset_partition(graph.rows.view(np.int64), n)
+                isets, n_isets, iset_of = iset_partition(graph.rows.view(np.int64), n)
                 self.root_bound = int(n_isets)
             self.order = isets if order == "iset" and isets is not None else vertex_order(graph, order)
             self.adj = graph.permuted(self.order).view(np.int64)
             if n:
-                greedy = kernels.greedy_colour_classes(self.adj, n)
+                greedy = greedy_colour_classes(self.adj, n)
                 if isets is not None and n_isets <= greedy.shape[0]:
                     self.colour_classes = iset_of[self.order]
                 else:
-                    self.colour_classes = kernels.class_of_vertices(greedy, n)
+                    self.colour_classes = class_of_vertices(greedy, n)
                 self.root_bound = min(self.root_bound, int(greedy.shape[0]))
         else:
             self.order = np.arange(n, dtype=np.int64)
             self.adj = graph.rows.view(np.int64)
         if mode in ("max", "decide") and bound == "sampling":
-            self.classes = kernels.greedy_colour_classes(self.adj, n)
+            self.classes = greedy_colour_classes(self.adj, n)
         else:
             self.classes = np.zeros((1, W), np.int64)
         # the initial clique (max mode): vertices in the kernel's numbering
@@ -201,7 +207,7 @@ class CliqueProblem(Problem):
         self.amts_iterations = 0
         if mode == "max" and heuristic != "none" and n:
             t0 = time.perf_counter()
-            self.start_clique = kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)
+            self.start_clique = greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)
             if heuristic == "amts":
                 ncls = int(self.colour_classes.max()) + 1
                 budget = amts_iterations(n, graph.density())
@@ -210,9 +216,9 @@ class CliqueProblem(Problem):
                     AMTS_SEED, self.colour_classes, ncls)
                 if len(self.start_clique) == self.root_bound - 1:
                     # one vertex short of the root bound: a clique of the bound ends the
-                    # search at the root, while the tree search may not find it (BHOSLIB:
-                    # frb40-19-2/-4/-5 end AMTS at omega - 1; the proof tree then has
-                    # millions of nodes), so AMTS goes on with AMTS_CLOSE_FACTOR - 1 more budgets
+                    # search at the root, while the tree search may not find it (on
+                    # BHOSLIB graphs AMTS can end at omega - 1, and the proof tree is then
+                    # huge), so AMTS goes on with AMTS_CLOSE_FACTOR - 1 more budgets
                     more, its = amts(self.adj, n, self.start_clique,
                                      budget * (AMTS_CLOSE_FACTOR - 1), AMTS_DEPTH,
                                      self.root_bound, AMTS_SEED + 1, self.colour_classes, ncls)
@@ -224,7 +230,7 @@ class CliqueProblem(Problem):
                          maximal=True)
         if auto and mode in ("max", "decide") and n and graph.density() >= AUTO_MAXSAT_DENSITY:
             clique = (len(self.start_clique) if len(self.start_clique)
-                      else len(kernels.greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
+                      else len(greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
             if clique >= AUTO_MAXSAT_CLIQUE:
                 self.bound = "maxsat"
                 if (graph.density() >= AUTO_INCMAXSAT_DENSITY
@@ -235,19 +241,19 @@ class CliqueProblem(Problem):
     @property
     def kernel(self):
         if self.clique_mode == "count":
-            return kernels.count_all_kernel
+            return count_all_kernel
         if self.clique_mode == "count-maximal":
-            return kernels.count_maximal_kernel
+            return count_maximal_kernel
         if self.bound == "colour":
-            return kernels.colour_kernel
+            return colour_kernel
         if self.bound in REASON_LEVEL:
-            return kernels.reason_kernel
-        return kernels.seed_kernel
+            return reason_kernel
+        return seed_kernel
 
     def kernel_data(self) -> tuple:
-        if self.kernel is kernels.seed_kernel:
-            return (self.adj, np.int64(kernels.SEED_BOUNDS[self.bound]), self.classes)
-        if self.kernel is kernels.reason_kernel:
+        if self.kernel is seed_kernel:
+            return (self.adj, np.int64(SEED_BOUNDS[self.bound]), self.classes)
+        if self.kernel is reason_kernel:
             return (self.adj, np.int64(REASON_LEVEL[self.bound]))
         return (self.adj,)
 
@@ -255,14 +261,14 @@ class CliqueProblem(Problem):
         """One row: the empty clique, C_0 = V (seed Algorithm 2.1.1, ℓ = 0)."""
         n, W = self.graph.n, self.words
         row = np.zeros((1, self.row_width), dtype=np.int64)
-        row[0, kernels.LEVEL] = 0
+        row[0, LEVEL] = 0
         fast = self.bound in FAST_BOUNDS and self.clique_mode in ("max", "decide")
-        row[0, kernels.BOUND] = min(n + 1, self.root_bound) if fast else n + 1
+        row[0, BOUND] = min(n + 1, self.root_bound) if fast else n + 1
         full = np.zeros(W, dtype=np.uint64)
         if n:
             idx = np.arange(n)
             np.bitwise_or.at(full, idx // 64, np.left_shift(np.uint64(1), (idx % 64).astype(np.uint64)))
-        row[0, kernels.X0 + W:kernels.X0 + 2 * W] = full.view(np.int64)
+        row[0, X0 + W:X0 + 2 * W] = full.view(np.int64)
         return row
 
     def initial_incumbent(self) -> int:
@@ -279,7 +285,7 @@ class CliqueProblem(Problem):
     def row_bounds(self, rows: np.ndarray) -> np.ndarray:
         """The bound each row carries (ℓ + colours, or the parent's M)."""
         cap = min(self.graph.n, self.root_bound)       # omega <= the root bound everywhere
-        return np.minimum(rows[:, kernels.BOUND], cap).astype(np.int64)
+        return np.minimum(rows[:, BOUND], cap).astype(np.int64)
 
     def decode(self, solution: np.ndarray, value: int) -> list:
         """The clique as the graph's labels, in increasing vertex order."""
@@ -314,10 +320,10 @@ def vertex_order(graph: Graph, order: str) -> np.ndarray:
         return np.zeros(0, np.int64)
     rows = graph.rows.view(np.int64)
     if order == "degree":
-        return kernels.degree_order(rows, n)
-    dgn = kernels.degeneracy_order(rows, n)
+        return degree_order(rows, n)
+    dgn = degeneracy_order(rows, n)
     if order == "iset":
-        return kernels.iset_partition(rows, n)[0]
+        return iset_partition(rows, n)[0]
     if order == "colour-sort":
-        return kernels.colour_sort_order(rows, n, dgn)
+        return colour_sort_order(rows, n, dgn)
     return dgn

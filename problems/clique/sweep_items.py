@@ -18,15 +18,28 @@ from .model import CliqueInputError
 GENERATORS = ("gnp", "named")
 
 
+def _solve_checked(graph, bound: str, solve_kwargs: dict | None):
+    """A maximum clique of ``graph``, and whether the independent checker passed it
+    (None when the search found no clique); a failed check raises."""
+    from stealsearch.engine.solve import solve
+
+    from .problem import CliqueProblem
+    from .verify import check_clique
+
+    r = solve(CliqueProblem(graph, bound=bound), **(solve_kwargs or {"backend": "sequential"}))
+    verified = None
+    if r.solution is not None:
+        verified = check_clique(graph, r.solution, size=r.objective)
+        if not verified:
+            raise SolutionError(f"the clique found is not a clique of size {r.objective}")
+    return r, verified
+
+
 def clique(*, generator: str = "gnp", n: int | None = None, p: float | None = None,
            seed: int = 1, name: str | None = None, file: str | None = None,
            bound: str = "colour", solve_kwargs: dict | None = None) -> dict:
-    from stealsearch.engine.solve import solve
-
     from .generators import gnp, named_graph
     from .io import read_graph
-    from .problem import CliqueProblem
-    from .verify import check_clique
 
     if file is not None:
         graph = read_graph(file)
@@ -41,12 +54,7 @@ def clique(*, generator: str = "gnp", n: int | None = None, p: float | None = No
     else:
         raise CliqueInputError(f"unknown generator {generator!r}; expected one of "
                                f"{', '.join(GENERATORS)}, or a file")
-    r = solve(CliqueProblem(graph, bound=bound), **(solve_kwargs or {"backend": "sequential"}))
-    verified = None
-    if r.solution is not None:
-        verified = check_clique(graph, r.solution, size=r.objective)
-        if not verified:
-            raise SolutionError(f"the clique found is not a clique of size {r.objective}")
+    r, verified = _solve_checked(graph, bound, solve_kwargs)
     return {"search_status": r.status, "vertices": graph.n, "omega": r.objective,
             "bound_proven": r.bound, "nodes": r.nodes, "verified": verified,
             "search_seconds": r.search_seconds, "backend": r.backend}
@@ -70,19 +78,9 @@ def clique_workers(*, n: int, p: float, seed: int = 1, bound: str = "colour",
                    solve_kwargs: dict | None = None) -> dict:
     """One maximum clique of G(n, p) with the per-worker figures of seed 003's Tables
     4.4-4.5: nodes per worker (a list), their population standard deviation, steals."""
-    from stealsearch.engine.solve import solve
-
     from .generators import gnp
-    from .problem import CliqueProblem
-    from .verify import check_clique
 
-    graph = gnp(n, p, seed=seed)
-    r = solve(CliqueProblem(graph, bound=bound), **(solve_kwargs or {"backend": "sequential"}))
-    verified = None
-    if r.solution is not None:
-        verified = check_clique(graph, r.solution, size=r.objective)
-        if not verified:
-            raise SolutionError(f"the clique found is not a clique of size {r.objective}")
+    r, verified = _solve_checked(gnp(n, p, seed=seed), bound, solve_kwargs)
     per_worker = [int(w.nodes) for w in r.workers] or [int(r.nodes)]
     return {"search_status": r.status, "omega": r.objective, "nodes": r.nodes,
             "per_worker_nodes": per_worker, "n_workers": len(per_worker),

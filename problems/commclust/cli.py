@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _warm() -> None:
     """The whole analysis once on the paper's Table 1, untimed: a first call loads the
-    clustering and quality kernels from numba's cache (~0.01 s, 30x the clustering of
-    an 8-process table), which belongs to no result."""
+    clustering and quality kernels from numba's cache (many times the clustering of a
+    small table), which belongs to no result."""
     from .sweep import characterize
     from .generators import paper_table1
     from .model import validate_table

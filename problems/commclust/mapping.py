@@ -2,7 +2,7 @@
 
 The paper's purpose for the best partition is to "map groups of processes to processors"
 where bandwidth differs between groups (e.g. the nodes of a cluster).  It gives no mapping
-algorithm; the issue asks for "largest cluster to largest group".  Rule implemented:
+algorithm; the rule asked of this package is "largest cluster to largest group".  Rule implemented:
 
 1. clusters sorted by size (descending; ties: more intra-cluster traffic first, then the
    cluster's listing order), groups sorted by capacity (descending; ties: group index);

@@ -36,8 +36,3 @@ def three_cycle_lower_bound(P: int, h: int) -> float:
     if P % 2 == 0:
         return 6 * h / 5
     return h / (5 / 6 - 1 / (2 * P))
-
-
-def three_cycle_lower_bound_paper_form(P: int, h: int) -> float:
-    """The weaker closed form the paper states for odd P: 6/5 (1 + 3/(5P)) h."""
-    return 6 / 5 * (1 + 3 / (5 * P)) * h if P % 2 else 6 * h / 5

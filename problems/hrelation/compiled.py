@@ -3,7 +3,7 @@
 Same method as the pure-Python path (``colouring.konig_colouring`` +
 ``two_relation.schedule_forwarding``/``schedule_direct`` + ``two_relation.make_schedulable``),
 re-written over flat integer arrays so that the schedule of a 64-PE instance with 10^4-packet
-loads (~4000 peeled matchings, ~10^6 transfers) is computed in well under a second:
+loads (thousands of peeled matchings, ~10^6 transfers) is computed without Python per transfer:
 
 * ``peel_matchings``: König colouring of a Delta-regular bipartite multigraph by perfect
   matchings with multiplicities, repaired by augmenting paths (BFS) after every peel;
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-UNIT = 5  # ticks per packet, as schedule.UNIT
+from .schedule import UNIT
 
 
 @njit(cache=True, nogil=True)
@@ -464,7 +464,7 @@ def regular_rows(reg):
     Q = P if P % 2 == 1 else P - 1
     rows = np.empty((P * (P - 1), 6), np.int64)
     lengths = np.zeros(Q, np.int64)
-    n = 0
+    st = np.zeros(1, np.int64)                    # rows written
     for i in range(Q):
         for j in range(Q):
             p = i - j
@@ -481,19 +481,7 @@ def regular_rows(reg):
             if x + y > lengths[i]:
                 lengths[i] = x + y
             if x > 0:
-                rows[n, 0] = i
-                rows[n, 1] = j
-                rows[n, 2] = p
-                rows[n, 3] = j
-                rows[n, 4] = p
-                rows[n, 5] = x
-                n += 1
+                _put(rows, st, i, j, p, j, p, x)
             if y > 0:
-                rows[n, 0] = i
-                rows[n, 1] = p
-                rows[n, 2] = j
-                rows[n, 3] = p
-                rows[n, 4] = j
-                rows[n, 5] = y
-                n += 1
-    return rows[:n], lengths
+                _put(rows, st, i, p, j, p, j, y)
+    return rows[:st[0]], lengths

@@ -59,8 +59,8 @@ _WARM: set = set()
 def _warm(algorithm: str) -> None:
     """Run ``algorithm`` once on a 4-processor instance, untimed, the first time this
     process (the CLI's, or a Dask worker's) needs it: a first call loads its kernels
-    from numba's cache (~0.4 s for ``weighted``, ~1000x its time on the README's
-    8-processor example), and that belongs to no schedule."""
+    from numba's cache (many times the time of a small instance's schedule), and that
+    belongs to no schedule."""
     if algorithm in _WARM:
         return
     from .generators import random_instance

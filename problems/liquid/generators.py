@@ -1,4 +1,4 @@
-"""Generators of traffics and topologies for tests and benchmarks (seed 000).
+"""Generators of random traffics for tests and benchmarks (seed 000).
 
 >>> x = random_traffic(seed=1, links=6, transfers=8)
 >>> x.size, len(x.links) <= 6
@@ -11,7 +11,6 @@ import itertools
 import numpy as np
 
 from .model import Traffic
-from .topology import Topology
 
 
 def random_traffic(seed: int, links: int = 6, transfers: int = 8, max_len: int = 3,
@@ -32,22 +31,3 @@ def random_traffic(seed: int, links: int = 6, transfers: int = 8, max_len: int =
             sets.append(sorted(s))
     return Traffic.from_link_sets([[names[i] for i in s] for s in sets], links=names,
                                   name=f"random-{seed}")
-
-
-def random_topology(seed: int, switches: int = 4, max_nodes: int = 2, extra_cables: int = 1) -> Topology:
-    """A connected random switch graph (a random spanning tree plus ``extra_cables``),
-    1..``max_nodes`` nodes per switch, shortest-path routing."""
-    rng = np.random.default_rng(seed)
-    sw = [f"s{i + 1}" for i in range(switches)]
-    cables = set()
-    for i in range(1, switches):
-        j = int(rng.integers(0, i))
-        cables.add((sw[j], sw[i]))
-    tries = 0
-    while len(cables) < switches - 1 + extra_cables and tries < 100:
-        tries += 1
-        a, b = sorted(int(v) for v in rng.choice(switches, size=2, replace=False))
-        cables.add((sw[a], sw[b]))
-    nodes = [int(rng.integers(1, max_nodes + 1)) for _ in sw]
-    return Topology.build(sw, nodes, [list(c) for c in sorted(cables)], "shortest",
-                          name=f"random-topology-{seed}")

@@ -189,17 +189,6 @@ class Traffic:
             edges.update(combinations(us, 2))
         return sorted(edges)
 
-    def congestion_graph(self):
-        """The congestion graph as a networkx.Graph, edges labelled by the shared links."""
-        import networkx as nx
-
-        g = nx.Graph()
-        g.add_nodes_from(range(self.size))
-        for a, b in self.congestion_edges():
-            g.add_edge(a, b, links=sorted(self.transfers[a].links & self.transfers[b].links,
-                                          key=_natural_key))
-        return g
-
     def is_simultaneous(self, subset: Iterable[int]) -> bool:
         """No two transfers of ``subset`` share a link."""
         seen: set = set()
@@ -227,11 +216,6 @@ class Traffic:
         pool = range(self.size) if within is None else within
         chosen = set(subset)
         return all(not used.isdisjoint(self.transfers[j].links) for j in pool if j not in chosen)
-
-    def sub_traffic(self, ids: Sequence[int], name: str | None = None) -> "Traffic":
-        """The traffic formed by the transfers ``ids`` (same links, same throughput)."""
-        return Traffic([self.transfers[i] for i in ids], list(self.links), self.link_throughput,
-                       name or self.name, dict(self.meta))
 
     def labels(self) -> list[str]:
         return [t.label() for t in self.transfers]

@@ -33,8 +33,8 @@ from stealsearch.engine.core.inputs import check_output_dir, check_output_path
 
 from .model import TwoLevelInputError
 
-#: The largest random DAG (``--random N``, a sweep's ``--sizes``): 10^5 tasks take ~1 s;
-#: 10^8 had not finished after a minute (generation alone), with no way to stop it.
+#: The largest random DAG (``--random N``, a sweep's ``--sizes``): the generation of a
+#: much larger one would run for minutes with no way to stop it.
 MAX_TASKS = 10 ** 7
 
 
@@ -186,8 +186,8 @@ def _run_one(args) -> int:
 
 def _warm() -> None:
     """2LVDSOPT and the verifier once on a 12-task DAG, untimed: a first call loads their
-    numba kernels (~0.02 s, 100x the time of the README's 40-task DAG), which belongs to
-    no schedule."""
+    numba kernels (many times the time of a small DAG's schedule), which belongs to no
+    schedule."""
     from .algorithms import two_level_opt
     from .generators import random_instance
     from .verify import verify_schedule

@@ -138,21 +138,14 @@ def _union(par, x, y):
 
 
 @njit(cache=True, nogil=True)
-def _next_open(right, k):
-    # smallest k' >= k whose link k' -- k'+1 is not made yet (path halving)
-    while right[k] != k:
-        right[k] = right[right[k]]
-        k = right[k]
-    return k
-
-
-@njit(cache=True, nogil=True)
 def _union_range(par, right, lo, hi):
-    k = _next_open(right, lo)
+    # ``right`` is a second union-find forest, each made link k -- k+1 pointing k at k+1:
+    # _find(right, k) is the smallest k' >= k whose link k' -- k'+1 is not made yet
+    k = _find(right, lo)
     while k < hi - 1:
         _union(par, k, k + 1)
         right[k] = k + 1
-        k = _next_open(right, k + 1)
+        k = _find(right, k + 1)
 
 
 @njit(cache=True, nogil=True)

@@ -198,9 +198,9 @@ def scratch(p_vec) -> tuple:
     ``itab``, the child-index table, complete (``max_kids + 1`` rows, read-only after
     this), and ``pw``, the per-parent schedule the kernel overwrites for every parent.
 
-    Made once per stack rather than once per kernel call: before, every chunk
-    allocated both (640 KB for T3's 2001-row table) and recomputed the table's first
-    64 rows; see the module docstring of :mod:`stealsearch.problems.uts.problem`."""
+    Made once per stack rather than once per kernel call, so that no chunk allocates
+    them or computes the table again; see the module docstring of
+    :mod:`stealsearch.problems.uts.problem`."""
     itab = np.zeros((max_kids(p_vec) + 1, 80), dtype=np.uint32)
     _child_index_schedule(itab, 0, len(itab))
     return itab, np.zeros(80, dtype=np.uint32)

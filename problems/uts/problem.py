@@ -40,8 +40,8 @@ from .kernels import BALANCED, BIN, GEO, HYBRID
 #: The largest b0 of a binomial or balanced tree (children of one node, each a stack row
 #: and a row of the child-index table; T3's root has 2000).
 MAX_B0_ROWS = 100_000
-#: The deepest tree (-d, gen_mx) accepted: the UTS reference's ``int gen_mx`` (issue #25:
-#: -d 10**20 does not fit the kernel's int64 depth and ran as an endless search).
+#: The deepest tree (-d, gen_mx) accepted: the UTS reference's ``int gen_mx`` (a larger
+#: -d would not fit the kernel's int64 depth and would run as an endless search).
 MAX_GEN_MX = 2 ** 31 - 1
 
 

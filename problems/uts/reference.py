@@ -2,7 +2,7 @@
 
 It shares nothing with the numba kernel (not the SHA-1, not the child-count code),
 so agreement between the two on small trees checks the kernel's SHA-1, its byte
-order and its reading of the UTS child distributions.  Slow (~10^5 nodes/s): for
+order and its reading of the UTS child distributions.  Slow (Python per node): for
 trees of up to a few hundred thousand nodes.
 """
 from __future__ import annotations

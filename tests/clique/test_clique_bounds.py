@@ -9,7 +9,8 @@ import pytest
 
 from stealsearch.engine.solve import solve
 from stealsearch.problems.clique import CliqueProblem, check_clique, gnp, read_dimacs
-from stealsearch.problems.clique import kernels as K
+from stealsearch.problems.clique.kernels.greedy import greedy_clique
+from stealsearch.problems.clique.kernels.orders import colour_sort_order, degeneracy_order, degree_order
 from stealsearch.problems.clique.problem import FAST_BOUNDS, HEURISTICS, ORDERS
 
 DATA = Path(__file__).parent / "data"
@@ -150,7 +151,7 @@ def test_heuristic_clique_is_maximal_on_random_graphs():
     for n, p, s in cases(40, 16):
         g, G, omega = case(n, p, s)
         adj = g.rows.view(np.int64)
-        vs = [int(v) for v in K.greedy_clique(adj, g.n, g.n, 10 ** 6)]
+        vs = [int(v) for v in greedy_clique(adj, g.n, g.n, 10 ** 6)]
         if g.n == 0:
             assert vs == []
             continue
@@ -161,11 +162,11 @@ def test_heuristic_clique_is_maximal_on_random_graphs():
 def test_orders_are_permutations():
     g = gnp(150, 0.3, seed=8)
     rows = g.rows.view(np.int64)
-    dgn = K.degeneracy_order(rows, g.n)
-    for order in (dgn, K.degree_order(rows, g.n), K.colour_sort_order(rows, g.n, dgn)):
+    dgn = degeneracy_order(rows, g.n)
+    for order in (dgn, degree_order(rows, g.n), colour_sort_order(rows, g.n, dgn)):
         assert sorted(order.tolist()) == list(range(g.n))
     deg = [int(sum(bin(int(w) & (2 ** 64 - 1)).count("1") for w in r)) for r in rows]
-    by_degree = K.degree_order(rows, g.n)
+    by_degree = degree_order(rows, g.n)
     assert all(deg[by_degree[i]] >= deg[by_degree[i + 1]] for i in range(g.n - 1))
 
 

@@ -135,9 +135,9 @@ def _is_independent(g: Graph, members: list[int]) -> bool:
 @pytest.mark.parametrize("n, p, seed", [(1, 0.5, 1), (2, 1.0, 1), (70, 0.3, 2), (90, 0.7, 3),
                                         (100, 0.85, 4)])
 def test_iset_partition_is_a_partition_into_independent_sets(n, p, seed):
-    from stealsearch.problems.clique import kernels
+    from stealsearch.problems.clique.kernels.orders import iset_partition
     g = gnp(n, p, seed=seed)
-    order, k, cls = kernels.iset_partition(g.rows.view(np.int64), n)
+    order, k, cls = iset_partition(g.rows.view(np.int64), n)
     assert sorted(order.tolist()) == list(range(n))              # every vertex, once
     assert cls.min() == 0 and cls.max() == k - 1                 # k classes, none empty
     assert all(cls[order[i]] <= cls[order[i + 1]] for i in range(n - 1))  # class by class
