@@ -103,7 +103,7 @@ def read_dimacs(path: str | os.PathLike) -> Graph:
 
 def _dimacs_from_bytes(path: str, data: bytes) -> Graph:
     try:
-        n, m_declared, edges = _parse_dimacs_fast(data)
+        n, _, edges = _parse_dimacs_fast(data)
     except _Bad:
         _scan_dimacs(path, data)          # raises with file:line
         raise CliqueInputError(f"{path}: malformed DIMACS file") from None
