@@ -88,3 +88,120 @@ def owned_cluster(workers: int, seen: set, warm=None):
         worker_pids(client, seen)
     end_processes(sorted(seen))
     assert not any(_alive(p) for p in seen), "worker processes survived the cluster"
+
+
+# -- holding the worker processes a command spawns ---------------------------------------------
+#: ``sitecustomize`` of :func:`spawn_gate`: a process multiprocessing spawned (a
+#: LocalCluster's worker process: ``... spawn_main(...)``) waits at its start until the
+#: gate file exists (at most HOLD seconds); every other process starts as usual
+_SPAWN_GATE_CODE = '''\
+import os
+import time
+
+
+def _spawned():
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return b"spawn_main" in f.read()
+    except OSError:
+        return False
+
+
+if _spawned():
+    _gate = os.environ.get("STEALSEARCH_TEST_SPAWN_GATE", "")
+    _until = time.monotonic() + {hold}
+    while _gate and not os.path.exists(_gate) and time.monotonic() < _until:
+        time.sleep(0.01)
+'''
+
+
+def startup_hook(folder, code: str, **env) -> dict:
+    """An environment under which every Python process runs ``code`` as it starts: the
+    ``sitecustomize`` module (which Python imports at start-up) in ``folder``, put
+    first on PYTHONPATH; ``env``: more variables.  For a test's hook in a command it
+    runs as a subprocess."""
+    os.makedirs(str(folder), exist_ok=True)
+    with open(os.path.join(str(folder), "sitecustomize.py"), "w") as f:
+        f.write(code)
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, **env)
+
+
+class SpawnGate:
+    """An environment (``env``) under which the worker processes a command spawns
+    (multiprocessing's spawn: a LocalCluster's workers) wait at start-up until
+    :meth:`open`: a cluster started under it is certainly still starting when the test
+    acts (a Ctrl-C, a SIGTERM), however fast the machine.  A held process goes on by
+    itself after ``hold`` seconds, so none waits for ever."""
+
+    def __init__(self, folder, hold: float = 120.0):
+        folder = os.path.join(str(folder), "spawn-gate")
+        self.path = os.path.join(folder, "open")
+        self.env = startup_hook(folder, _SPAWN_GATE_CODE.format(hold=float(hold)),
+                                STEALSEARCH_TEST_SPAWN_GATE=self.path)
+
+    def open(self) -> None:
+        with open(self.path, "w"):
+            pass
+
+
+class Lines:
+    """The lines of a text stream (a subprocess's stderr), read by a thread as they
+    come: :meth:`wait_for` a line that contains a text, :meth:`text` all of them."""
+
+    def __init__(self, stream):
+        import threading
+
+        self.lines: list[str] = []
+        self._new = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            with self._new:
+                self.lines.append(line)
+                self._new.notify_all()
+        with self._new:
+            self.closed = True
+            self._new.notify_all()
+
+    closed = False
+
+    def wait_for(self, text: str, timeout: float) -> bool:
+        """True once a line containing ``text`` was read; False at the stream's end or
+        after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._new:
+            while not any(text in line for line in self.lines):
+                left = deadline - time.monotonic()
+                if self.closed or left <= 0:
+                    return False
+                self._new.wait(left)
+            return True
+
+    def text(self, timeout: float = 30.0) -> str:
+        """Everything, once the stream has ended (or after ``timeout`` seconds)."""
+        self._thread.join(timeout)
+        with self._new:
+            return "".join(self.lines)
+
+
+def signal_taken(pid: int, sig: int, timeout: float) -> bool:
+    """Wait until signal ``sig`` sent to process ``pid`` is no longer pending: a thread
+    of it has taken it (Python runs its handler in the main thread as the wait that
+    the signal interrupts returns).  False after ``timeout`` seconds, or if the process
+    has ended meanwhile."""
+    bit = 1 << (sig - 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                pending = sum(int(line.split()[1], 16) & bit for line in f
+                              if line.startswith(("SigPnd:", "ShdPnd:")))
+        except OSError:
+            return False
+        if not pending:
+            return True
+        time.sleep(0.001)
+    return False

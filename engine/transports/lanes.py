@@ -20,11 +20,15 @@ whose node code does not hold the GIL: ``hand_over`` is asked by the main thread
 ``HANDOVER_POLL`` seconds (with the chunks run so far); True stops the running epoch with
 stop reason ``"handover"``, exactly as a Ctrl-C stops it: the lanes end their chunks, the
 outcome's open rows (the shared portion's and every lane's) become the cut, and the
-epoch loop ends there.
+epoch loop ends there.  A hand-over at a node count (``hand_over.hold_nodes``) is an
+epoch whose node limit is the nodes left before it: the lanes stop there as at any
+node limit, and the main thread asks ``hand_over.hold`` what that stop is (a
+hand-over, or a cut the search goes on from).
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 
@@ -136,10 +140,23 @@ class Lanes(Transport):
         return [self.idle_worker]
 
     def run_epoch(self, loop, spec: EpochSpec, cut: Cut) -> EpochRun:
+        deadline = None if spec.time_left is None else time.perf_counter() + spec.time_left
+        hold = getattr(self.hand_over, "hold_nodes", None)
+        held = hold is not None and (spec.node_limit is None or
+                                     hold - (cut.nodes - loop.carried) < spec.node_limit)
+        if held:        # the ramp-up's hold: a node limit of this epoch
+            spec = dataclasses.replace(spec, node_limit=max(0, hold - (cut.nodes - loop.carried)))
         search = WorkerSearch(self.worker, spec, 0, cut.rows(loop.codec), loop.problem)
         self.worker.search = search
         out = _run_epoch(search, loop.live, cut.nodes, self.hand_over, self.chunks)
         self.chunks += out.stats.chunks
+        if held and out.failure is None and out.stop_reason == "node_limit":
+            # the lanes stopped at the hold (a cut): hand it over, or go on from it (with
+            # no row left, the loop then finds the search complete)
+            verdict = self.hand_over.hold(self.chunks, deadline) if len(out.rows) else "released"
+            out.stop_reason = "cut" if verdict == "released" else verdict
+            if out.coordinator is not None:
+                out.coordinator["stop_reason"] = out.stop_reason
         epoch = (out.stats.busy_seconds + out.stats.idle_seconds) / len(search.lanes)
         for lane in search.lanes:
             self.lane_busy[lane.index] += max(0.0, epoch - lane.idle_seconds)

@@ -22,6 +22,13 @@ then hands them out.  Here:
   given as ``client`` is ready at once: the hand-over comes after ``grace`` seconds, and
   after at least one chunk (with ``grace=0`` and one stack of a fixed budget: at a node
   count, not at a moment).
+* **A hand-over at a node count** (``handover_nodes=N``).  Phase 1 expands at most N
+  nodes of this run: there it *holds* (expands nothing more), the cluster's start begins
+  at once if the grace has not passed, and the rows wait for it to be ready.  So a search
+  of more than N nodes is handed over whatever the speed of the machine (with a given
+  ``client``, and a grace longer than phase 1 lasts, at exactly N nodes).  If the
+  cluster fails to start (``fall_back``), or is not ready within :data:`HOLD_TIMEOUT`,
+  the hold ends and phase 1 goes on as without it.
 * **Hand-over.**  Once it is, every open row of phase 1 is taken (``take_all``) into a
   :class:`~stealsearch.engine.core.epochs.Cut` with the counters, the incumbent (value, solution buffer,
   history) and the elapsed time, and :func:`stealsearch.engine.transports.dask.run_dask` resumes from
@@ -59,6 +66,17 @@ worker is then closed and never runs again.  If the lanes ran dry in the poll th
 asked for the hand-over, the cut has no row: the search is complete in phase 1 and
 the cluster is abandoned as for any search phase 1 ends.
 
+*At a node count.*  The hold is a node limit of phase 1, enforced by the node limit's
+own machinery: one stack caps its chunks at the nodes left before the hold, so it stops
+between two chunks with exactly N nodes counted; lanes run an epoch whose node limit is
+the nodes left (the coordinator's grant, which the lanes' reservations never pass), and
+that epoch ends as a node-limit stop does: a consistent cut, proven above.  While phase
+1 holds, no node is expanded, so the cut stays what it is; the hand-over then takes
+it as above (one stack: ``take_all``; lanes: the held epoch's outcome, its stop reason
+made ``handover``).  A hold that ends without a hand-over leaves the rows where they
+are (one stack) or commits the held epoch as an ordinary cut (lanes): the search goes
+on from them.
+
 ``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.core.epochs`):
 its counters start from the cut's and add only nodes expanded below its rows, each
 committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
@@ -71,11 +89,13 @@ the sequential ones.
 from __future__ import annotations
 
 import logging
+import numbers
 import threading
 import time
 from dataclasses import dataclass
 
 
+from ..core import stop_request
 from ..core.epochs import Cut
 from ..core.errors import InputError, first_line
 from ..core.loop import EpochLoop
@@ -98,6 +118,11 @@ DEFAULT_GRACE = 1.0
 START_TIMEOUT = 120.0
 #: Seconds to load the kernel on the workers before the hand-over.
 WARM_TIMEOUT = 60.0
+#: Seconds phase 1 holds at ``handover_nodes`` for the cluster to become ready; then it
+#: goes on without the hold (the hand-over still comes once the cluster is ready).
+HOLD_TIMEOUT = START_TIMEOUT + WARM_TIMEOUT
+#: Seconds between two questions to a cluster that phase 1 holds for.
+HOLD_POLL = 0.01
 
 
 @dataclass
@@ -188,6 +213,14 @@ def _close(connection: _Connection) -> None:
     connection.close()
 
 
+def check_handover_nodes(nodes) -> int | None:
+    if nodes is None:
+        return None
+    if isinstance(nodes, bool) or not isinstance(nodes, numbers.Integral) or nodes < 1:
+        raise InputError(f"handover_nodes must be a whole number of nodes >= 1, got {nodes!r}")
+    return int(nodes)
+
+
 def check_grace(grace) -> float:
     if grace is None:
         return DEFAULT_GRACE
@@ -204,24 +237,33 @@ class _HandOver:
     """Phase 1's question between two chunks: hand the rows over now?  It starts the
     cluster in the background after ``grace`` seconds (a given ``client``: nothing to
     start) and says yes once it is ready; a start that fails is reported in one line
-    (``fall_back``) or raised."""
+    (``fall_back``) or raised.
 
-    def __init__(self, place: Place, problem: Problem, grace: float, fall_back: bool):
+    ``hold_nodes``: the nodes of this run after which phase 1 holds for the hand-over
+    (:meth:`hold`; None: it never holds).  The transports read it before each chunk
+    (one stack) or epoch (lanes); it becomes None when the hold ends without a
+    hand-over."""
+
+    def __init__(self, place: Place, problem: Problem, grace: float, fall_back: bool,
+                 hold_nodes: int | None = None):
         self.place, self.problem, self.grace, self.fall_back = place, problem, grace, fall_back
         self.starter: interrupts.ShieldedStart | None = None
         self.note = "not started"
         self.t_start: float | None = None
+        self.hold_nodes = hold_nodes
+        #: phase 1 holds: the cluster is wanted now, whatever the grace
+        self.due = False
 
     def __call__(self, chunks: int) -> bool:
         now = time.perf_counter()
         if self.t_start is None:
             self.t_start = now
-        waited = now - self.t_start >= self.grace
+        waited = self.due or now - self.t_start >= self.grace
         if self.place.client is not None:
             # the caller's cluster: there is nothing to start.  At least one chunk runs
             # here first, so that grace=0 with a fixed budget hands over at a node count,
-            # not at a moment (a deterministic hand-over for tests)
-            return bool(chunks) and waited
+            # not at a moment (phase 1 holds only after a node: hold_nodes >= 1)
+            return (bool(chunks) or self.due) and waited
         if self.starter is None and self.note == "not started" and waited:
             cancelled = threading.Event()
             self.starter = interrupts.ShieldedStart(
@@ -241,7 +283,36 @@ class _HandOver:
                             "on in this process", reason)
                 self.note = f"failed: {reason}"
             self.starter = None
+            self.hold_nodes = None      # nothing to hold for any more
         return False
+
+    def hold(self, chunks: int, deadline: float | None) -> str:
+        """Phase 1 has expanded ``hold_nodes`` nodes and expands nothing until this
+        returns: ``"handover"`` once the cluster is ready; ``"released"`` once the hold
+        ends without it (the start failed under ``fall_back``, or took longer than
+        :data:`HOLD_TIMEOUT`): the search goes on here; ``"interrupted"`` on a request to
+        stop; ``"time_limit"`` at ``deadline`` (a ``time.perf_counter()`` value).  A start
+        that fails without ``fall_back`` raises its error here."""
+        self.due = True
+        give_up = time.monotonic() + HOLD_TIMEOUT
+        try:
+            while True:
+                if self(chunks):
+                    return "handover"
+                if self.hold_nodes is None:
+                    return "released"
+                if stop_request.requested():
+                    return "interrupted"
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return "time_limit"
+                if time.monotonic() > give_up:
+                    log.warning("note: the cluster was not ready after %.0f s; the search "
+                                "goes on in this process meanwhile", HOLD_TIMEOUT)
+                    self.hold_nodes = None
+                    return "released"
+                time.sleep(HOLD_POLL)
+        except KeyboardInterrupt:       # no chunk runs here: the rows are a cut
+            return "interrupted"
 
     def abandon(self) -> str:
         """Phase 1 ended the search: a cluster still starting (or started) is ended;
@@ -286,16 +357,21 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                checkpoint: str | None = None, checkpoint_every: float | None = None,
                checkpoint_info: dict | None = None, cut: Cut | None = None,
                grace: float | None = None, fall_back: bool = False,
-               threads_per_worker: int = 1, first_threads: int | None = None) -> SearchResult:
+               threads_per_worker: int = 1, first_threads: int | None = None,
+               handover_nodes: int | None = None) -> SearchResult:
     """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
     cluster in the background and hand the open rows over once it is ready (see the
     module docstring).  ``fall_back``: a cluster that fails to start is reported in one
     line and the search goes on here (for the ``auto`` default, whose user asked for no
     cluster); otherwise its error is raised.  ``cut`` resumes from a checkpoint (the
     limits then count from the resume).  ``first_threads``: phase 1's search threads
-    (default :func:`first_phase_threads`; 1: one stack)."""
+    (default :func:`first_phase_threads`; 1: one stack).  ``handover_nodes``: phase 1
+    expands at most this many nodes, then holds until the cluster is ready and hands
+    the rows over (a hand-over at a node count, not at a moment; see the module
+    docstring)."""
     place = place or Place()
     grace = check_grace(grace)
+    handover_nodes = check_handover_nodes(handover_nodes)
     t0 = time.perf_counter()
     threads = first_phase_threads(problem, place, threads_per_worker) \
         if first_threads is None else max(1, int(first_threads))
@@ -304,7 +380,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     # as the CLI's --sequential does before its own (an empty stack expands nothing)
     stack.run(0, int(problem.initial_incumbent()))
     # (distributed is imported only once a cluster is started: ~1 s a short search saves)
-    hand_over = _HandOver(place, problem, grace, fall_back)
+    hand_over = _HandOver(place, problem, grace, fall_back, hold_nodes=handover_nodes)
     desc = f"{problem.name} (ramp-up)"
     if threads > 1:
         from .lanes import Lanes

@@ -7,7 +7,8 @@ stays where it is from epoch to epoch: between two chunks the stack *is* a consi
 cut (one worker, nothing in flight), so an epoch ends at any chunk boundary: every
 ``checkpoint_every`` seconds (written to disk with ``checkpoint=DIR``), at a limit, on
 Ctrl-C (with the result so far), or when the ramp-up hands the rows to a cluster
-(:mod:`stealsearch.engine.transports.rampup`).  It resumes from any cut (also one written by the
+(:mod:`stealsearch.engine.transports.rampup`; at a node count, the stack holds between
+two chunks until then).  It resumes from any cut (also one written by the
 Dask backend).
 
 With ``estimate`` (by default when the live line is shown) the live line carries the
@@ -42,7 +43,12 @@ class OneStack(Transport):
     """One stack in this thread, kept from epoch to epoch (see the module docstring).
 
     ``between_chunks``: a callable asked before every chunk (with the chunks run so
-    far); True ends the epoch with stop reason ``"handover"`` (the ramp-up's)."""
+    far); True ends the epoch with stop reason ``"handover"`` (the ramp-up's
+    :class:`~stealsearch.engine.transports.rampup._HandOver`).  If it has a
+    ``hold_nodes`` that is not None, the chunks are capped so that this run expands
+    no more nodes than that; there its ``hold(chunks, deadline)`` is called between
+    two chunks and its answer is the epoch's stop reason (``"released"``: none, the
+    search goes on)."""
 
     label = NAME
     idle_worker = NAME
@@ -107,6 +113,15 @@ class OneStack(Transport):
                 if self.between_chunks is not None and self.between_chunks(self.chunks):
                     reason = "handover"
                     break
+                held = self._before_hold(loop, cut)
+                if held is not None:
+                    if held <= 0:       # between two chunks: the stack is a cut
+                        verdict = self.between_chunks.hold(self.chunks, deadline)
+                        if verdict == "released":
+                            continue
+                        reason = verdict
+                        break
+                    cap = held if cap is None else min(cap, held)
                 status, value = self.tuner.run(stack, incumbent, cap=cap)
                 stats.chunks += 1
                 self.chunks += 1
@@ -132,6 +147,13 @@ class OneStack(Transport):
             rank=0, address=NAME, rows=rows, counters=stack.counters.copy(),
             best_value=best_value, best_buffer=best_buffer, history=history, stats=stats,
             rows_left_shared=0, stop_reason=reason, failure=None)])
+
+    def _before_hold(self, loop, cut: Cut) -> int | None:
+        """Nodes this run may still expand before the ramp-up's hold (None: no hold)."""
+        hold = getattr(self.between_chunks, "hold_nodes", None)
+        if hold is None:
+            return None
+        return hold - (cut.nodes - loop.carried + self.stack.nodes)
 
     def info(self, loop) -> dict:
         return {"carried_nodes": loop.carried} if loop.carried else {}

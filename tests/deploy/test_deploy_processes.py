@@ -6,7 +6,6 @@ import logging
 import os
 import signal
 import subprocess
-import threading
 import time
 
 import psutil
@@ -17,6 +16,7 @@ from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.cli import main
 
 from conftest import STEALSEARCH, REPO, descendants, end_pids, free_port, wait_gone
+from procutil import Lines, SpawnGate, signal_taken
 
 KELLER4 = "tests/clique/data/keller4.clq"
 
@@ -64,17 +64,25 @@ def test_scheduler_without_workers_waits_then_fails_or_runs(dask_processes, capl
     assert err.count("\n") == 1 and "has 0 of 1 worker after 1 s" in err
     caplog.clear()
 
-    # a worker joins 2 s after the run started: it waits and finishes
-    timer = threading.Timer(2.0, dask_processes.workers, args=(address,), kwargs={"n": 1})
-    timer.start()
+    # a worker starts once the run says it waits for one (not after 2 s: a run that took
+    # longer to get there found it already there): it waits and finishes
+    class StartAWorkerOnTheWait(logging.Handler):
+        def emit(self, record):
+            if record.getMessage().startswith("waiting for") and not started:
+                started.append(dask_processes.workers(address, n=1))
+
+    started = []
+    cluster_log = logging.getLogger("stealsearch.engine.deploy.cluster")
+    trigger = StartAWorkerOnTheWait(logging.WARNING)
+    cluster_log.addHandler(trigger)
     try:
         with caplog.at_level(logging.WARNING, logger="stealsearch.engine.deploy.cluster"):
-            code = main(["uts", "--scheduler", address, "--json"])
+            code = main(["uts", "--scheduler", address, "--wait-workers", "300", "--json"])
     finally:
-        timer.join()
+        cluster_log.removeHandler(trigger)
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert json.loads(out)["count"] == 1732
+    assert started and json.loads(out)["count"] == 1732
     assert caplog.messages[0].startswith(f"waiting for 1 worker at {address}")
     caplog.clear()
 
@@ -119,14 +127,18 @@ def test_unreachable_scheduler_fails_within_the_connect_timeout(capsys):
 
 
 def test_ctrl_c_during_local_cluster_start_exits_130_and_leaves_nothing(tmp_path):
-    """SIGINT to the command's whole process group (what a terminal's Ctrl-C does) as
-    soon as it has started a child process, i.e. while the LocalCluster starts."""
+    """SIGINT to the command's whole process group (what a terminal's Ctrl-C does) while
+    the LocalCluster starts: its worker processes are held at their start (a spawn gate,
+    tests/procutil.py) until the command has taken the signal, so the signal lands in
+    the start on any machine; the start then goes on, and the command stops after it."""
     # --no-ramp-up: the cluster from the first node (with the default ramp-up the search
     # runs here meanwhile and Ctrl-C prints its interrupted result: test_engine_rampup.py)
+    gate = SpawnGate(tmp_path)
     proc = subprocess.Popen([STEALSEARCH, "uts", "--tree", "T1", "--workers", "2", "--no-ramp-up",
                              "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=REPO)
+                            start_new_session=True, cwd=REPO, env=gate.env)
+    errors = Lines(proc.stderr)
     seen: set[int] = set()
     left = []
     try:
@@ -140,14 +152,19 @@ def test_ctrl_c_during_local_cluster_start_exits_130_and_leaves_nothing(tmp_path
             time.sleep(0.01)
         assert proc.poll() is None, "the command ended before its cluster started"
         os.killpg(proc.pid, signal.SIGINT)      # its own session: only what it started
+        held = signal_taken(proc.pid, signal.SIGINT, timeout=60)
+        gate.open()                             # the start goes on, then the command stops
         while proc.poll() is None and time.monotonic() < deadline:
             seen.update(descendants(proc.pid))
             time.sleep(0.05)
-        out, err = proc.communicate(timeout=30)
+        out = proc.stdout.read()
+        err = errors.text()
         # every process it started must end on its own, without our help
         left = wait_gone(seen, timeout=15)
     finally:
+        gate.open()
         end_pids([proc.pid, *seen, *descendants(proc.pid)])   # guards the rest of the suite
+    assert held, errors.text()
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "stealsearch: interrupted"
     assert "Traceback" not in err and "AssertionError" not in err, err

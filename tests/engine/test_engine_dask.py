@@ -6,7 +6,10 @@ import pytest
 from stealsearch.engine import StealPolicy, solve
 from stealsearch.engine.core.policy import VICTIM_ORDERS
 from stealsearch.problems.uts import UTSParams, UTSProblem
+from stealsearch.engine.core.loop import run_epochs
+from stealsearch.engine.transports.dask.driver import DaskTransport
 from examples.subset_sum import SubsetSum, dp_oracle
+from forced import ENDLESS, NodeEpochs
 
 SMALL_TREES = {
     "default": UTSProblem.preset("default"),
@@ -68,11 +71,13 @@ def test_published_T3_on_4_workers(cluster4):
 # Found by this suite under load (2026-11-23): a search that spans several epochs summed
 # each worker's rows_left over the epochs' cuts (driver._add_stats added every
 # WorkerStats field), so an exhausted search reported rows left on its workers.  One
-# epoch (a quiet machine, the default 5 s cut) hides it; short epochs show it always.
+# epoch (a quiet machine, the default 5 s cut) hides it; epochs that end at a node count
+# (tests/engine/forced.py: 2,745,281 nodes, 500,000 an epoch) show it on any machine.
 def test_exhausted_search_over_many_epochs_leaves_no_row_on_any_worker(cluster4, expected):
-    r = solve(SMALL_TREES["bin"], client=cluster4, workers=2, checkpoint_every=0.05)
+    r = run_epochs(SMALL_TREES["bin"], NodeEpochs(DaskTransport(cluster4, workers=2), 500_000),
+                   checkpoint_every=3600)
     assert r.status == "exhausted" and figures(r) == expected["bin"]
-    assert r.epochs > 1 and r.info["rows_left"] == 0
+    assert r.epochs == 6 and r.info["rows_left"] == 0
     assert all(w.rows_left == 0 for w in r.workers), [w.rows_left for w in r.workers]
 
 
@@ -149,9 +154,10 @@ def test_node_limit_interrupts_with_consistent_figures(cluster4):
 
 
 def test_time_limit_interrupts_with_consistent_figures(cluster4):
-    r = solve(UTSProblem.preset("T1L"), client=cluster4, workers=2, time_limit=0.5)
+    # a tree no machine finishes (not T1L: 102 M nodes a fast one searched within the limit)
+    r = solve(UTSProblem(UTSParams.parse(ENDLESS)), client=cluster4, workers=2, time_limit=0.5)
     assert r.status == "interrupted" and r.stop_reason == "time_limit"
-    assert 0 < r.count < 102_181_082
+    assert r.count == r.nodes > 0
     check_protocol(r)
 
 

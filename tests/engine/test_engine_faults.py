@@ -13,10 +13,12 @@ import time
 import pytest
 
 from stealsearch.engine import InputError, SearchFailed, solve
+from stealsearch.engine.core import stop_request
 from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.engine.transports.dask import calls
 from stealsearch.engine.transports.dask.tables import running_searches
 from stealsearch.problems.uts import UTSProblem
+from forced import ENDLESS, Gate, HookedUTS, hooked_uts
 from procutil import _alive, end_processes
 
 BIN = os.path.dirname(sys.executable)
@@ -34,28 +36,33 @@ def worker_pids(client):
     return dict(client.run(os.getpid, on_error="ignore"))
 
 
-def test_sigstopped_worker_does_not_hang_the_run(short_timeouts):
+def test_sigstopped_worker_does_not_hang_the_run(short_timeouts, tmp_path):
     """The issue's hang (#25 item 1): a worker SIGSTOPped mid-search and left stopped.
     The client's watchdog declares it lost after PEER_TIMEOUT, the epoch rolls back, the
     other finishes the search exactly, and the end of the run (the stop broadcast, the
     teardown on every worker) does not wait for it: solve() returns while it is still
-    stopped.  SIGCONT then brings it back."""
+    stopped.  SIGCONT then brings it back.  The search expands nothing until the victim
+    is stopped (a gate, tests/engine/forced.py): it is stopped inside the first epoch."""
     with dask_client(workers=2) as client:
         pids = worker_pids(client)
         victim = pids[sorted(pids)[1]]
         solve(UTSProblem.preset("default"), client=client)    # kernels loaded, plugin there
         stopped = threading.Event()
+        gate = Gate(tmp_path)
 
         def freeze():
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                busy = client.processing()
-                if any(str(k).startswith("stealsearch-") and "warm" not in str(k)
-                       for v in busy.values() for k in v):
-                    break
-                time.sleep(0.01)
-            os.kill(victim, signal.SIGSTOP)
-            stopped.set()
+            try:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    busy = client.processing()
+                    if any(str(k).startswith("stealsearch-") and "warm" not in str(k)
+                           for v in busy.values() for k in v):
+                        break
+                    time.sleep(0.01)
+                os.kill(victim, signal.SIGSTOP)
+                stopped.set()
+            finally:
+                gate.open()
 
         def safety():                   # never leave a stopped process behind a failure
             time.sleep(240)
@@ -68,7 +75,8 @@ def test_sigstopped_worker_does_not_hang_the_run(short_timeouts):
         t = threading.Thread(target=freeze, daemon=True)
         t.start()
         try:
-            r = solve(UTSProblem.preset("T1"), client=client, checkpoint_every=5.0)
+            r = solve(HookedUTS.preset("T1").hook(tmp_path, gate=gate), client=client,
+                      checkpoint_every=5.0)
             t.join(10)
             with open(f"/proc/{victim}/stat") as f:
                 still_stopped = f.read().split()[2] == "T"
@@ -167,29 +175,49 @@ def test_scheduler_workers_1_uses_one_worker(dask_procs):
     assert r.count == 1732 and r.backend == "dask[1]"
 
 
-def test_worker_joins_and_worker_killed_through_scheduler(dask_procs):
+def test_worker_joins_and_worker_killed_through_scheduler(dask_procs, tmp_path):
     """A `dask worker` started mid-run gets rows (its node count > 0); one killed
-    mid-run costs a rollback, not the answer."""
+    mid-run costs a rollback, not the answer.  Forced: the first search (of a tree
+    nothing finishes) is stopped once the joiner has expanded a node (it marks a file,
+    tests/engine/forced.py); in the second the joiner kills itself inside a chunk."""
     with dask_procs.client(2) as c:
+        before_pids = set(c.run(os.getpid).values())
         before = set(c.run(os.getpid))
         solve(UTSProblem.preset("default"), client=c)          # kernels loaded
         joiner = dask_procs.add_worker()
-        # long enough for the new process to start and load its kernels on a loaded
-        # machine; the limit counts from the start, so the joiner gets the rest
-        r = solve(UTSProblem.preset("T1L"), client=c, checkpoint_every=0.5, time_limit=25)
+        mark = str(tmp_path / "joined")
+        endless = hooked_uts(ENDLESS, tmp_path, mark=mark, known=before_pids)
+        done = threading.Event()
+        stop = threading.Thread(target=stop_once_exists, args=(mark, done), daemon=True)
+        stop.start()
+        try:        # (the time limit only bounds a failure: the joiner never came)
+            r = solve(endless, client=c, checkpoint_every=0.5, time_limit=240)
+        finally:
+            done.set()
+            stop.join(10)
+            stop_request.reset()
+        assert r.stop_reason == "interrupted", "the joiner never expanded a node"
         joined = [w for w in r.workers if w.worker not in before]
         assert joined and all(w.nodes > 0 for w in joined), [(w.worker, w.nodes) for w in r.workers]
         assert r.conservation()["holds"]
 
-        def kill():
-            time.sleep(0.8)
-            joiner.kill()
-
-        t = threading.Thread(target=kill, daemon=True)
-        t.start()
-        r = solve(UTSProblem.preset("T1"), client=c, checkpoint_every=0.3)
-        t.join(5)
+        joiner_pid = next(p for p in c.run(os.getpid).values() if p not in before_pids)
+        # it dies in its first chunk: every worker of the first epoch is dealt a row
+        tree = HookedUTS.preset("T1").hook(tmp_path, kill_after=1, victims=[joiner_pid])
+        r = solve(tree, client=c, checkpoint_every=0.3)
+        assert joiner.wait(timeout=30) is not None          # it died
         assert r.count == T1 and r.conservation()["holds"]
+        assert tree.killed() == 1 and r.recoveries >= 1
+
+
+def stop_once_exists(path, done: threading.Event):
+    """Record a stop request (as a first Ctrl-C does) once ``path`` exists, unless
+    ``done`` is set first: the running search stops cleanly, its last epoch committed."""
+    while not done.is_set():
+        if os.path.exists(path):
+            stop_request.record(signal.SIGINT)
+            return
+        done.wait(0.01)
 
 
 def wait_until_searching(d):
@@ -206,7 +234,7 @@ def test_orphaned_search_stops_when_its_client_is_killed(dask_procs, tmp_path):
     """kill -9 of the CLI mid-search: every worker drops the search within seconds
     (each epoch ends by itself; nothing starts the next one)."""
     with dask_procs.client(2) as c:
-        cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--tree", "T1L",
+        cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--options", ENDLESS,
                                 "--scheduler", dask_procs.addr, "--checkpoint-every", "1"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -227,13 +255,14 @@ def test_orphaned_search_stops_when_its_client_is_killed(dask_procs, tmp_path):
 
 
 @pytest.mark.parametrize("nanny", [True, False], ids=["nanny", "no-nanny"])
-def test_sigterm_of_a_worker_mid_search_keeps_the_count_exact(dask_procs, nanny):
+def test_sigterm_of_a_worker_mid_search_keeps_the_count_exact(dask_procs, nanny, tmp_path):
     """SIGTERM of a `dask worker` process while its epoch runs (a scale-down, a
     preemption notice).  With a nanny (the default), the nanny closes the worker: its
     plugin ends the epoch as a cut and hands its rows to a peer (no rollback).  Without
     one, `dask worker --no-nanny` just stops its event loop (distributed 2026.8: the
     signal handler closes only nannies), which the client sees as a lost worker: that
-    epoch rolls back.  Either way the count stays exact and the processes end."""
+    epoch rolls back.  Either way the count stays exact and the processes end.  The
+    search expands nothing until the signal is sent (a gate): it lands in the epoch."""
     with dask_procs.client(2) as c:
         before = set(c.run(os.getpid).values())
         args = ["worker", dask_procs.addr, "--nthreads", "1", "--host", "127.0.0.1",
@@ -245,20 +274,25 @@ def test_sigterm_of_a_worker_mid_search_keeps_the_count_exact(dask_procs, nanny)
         (victim, worker_pid), = joined.items()
         solve(UTSProblem.preset("default"), client=c)        # the joiner's kernels loaded
         sent = []
+        gate = Gate(tmp_path)
 
         def term_once_searching():
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                if c.run(running_searches, workers=[victim], on_error="ignore").get(victim):
-                    proc.send_signal(signal.SIGTERM)
-                    sent.append(time.monotonic())
-                    return
-                time.sleep(0.005)
+            try:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    if c.run(running_searches, workers=[victim], on_error="ignore").get(victim):
+                        proc.send_signal(signal.SIGTERM)
+                        sent.append(time.monotonic())
+                        return
+                    time.sleep(0.005)
+            finally:
+                gate.open()
 
         t = threading.Thread(target=term_once_searching, daemon=True)
         t.start()
-        # long epochs: the signal lands inside one (T1 takes about a second here)
-        r = solve(UTSProblem.preset("T1"), client=c, checkpoint_every=5.0)
+        # an epoch of an hour: it ends by the signal's hand-over or loss, not by its clock
+        r = solve(HookedUTS.preset("T1").hook(tmp_path, gate=gate), client=c,
+                  checkpoint_every=3600)
         t.join(60)
         assert sent, "the worker never ran the search"
         assert proc.wait(timeout=30) is not None        # the process ended by itself
@@ -277,7 +311,7 @@ def test_scheduler_death_is_one_line_and_exit_1(tmp_path):
     d = DaskProcesses(str(tmp_path))
     try:
         d.add_worker()
-        cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--tree", "T1L",
+        cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--options", ENDLESS,
                                 "--scheduler", d.addr, "--checkpoint-every", "1"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_until_searching(d)

@@ -27,6 +27,7 @@ from stealsearch.engine.core.errors import InputError
 from stealsearch.engine.transports.sequential import run_sequential
 from stealsearch.problems.clique.problem import CliqueProblem
 from stealsearch.problems.uts import PRESETS, UTSParams, UTSProblem
+from forced import ENDLESS
 
 T1 = PRESETS["T1"][1][0]                                   # 4,130,071 nodes (published)
 SMALL = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19"))   # 1,031,269 nodes
@@ -271,10 +272,10 @@ def test_sequential_threads_clique_and_limits():
     r = solve(SMALL, backend="sequential", threads_per_worker=3, node_limit=54_321,
               checkpoint_every=0.05)
     assert r.stop_reason == "node_limit" and r.nodes == 54_321
-    r = solve(UTSProblem.preset("T1L"), backend="sequential", threads_per_worker=2,
-              time_limit=0.3, checkpoint_every=0.1)
+    r = solve(UTSProblem(UTSParams.parse(ENDLESS)), backend="sequential", threads_per_worker=2,
+              time_limit=0.3, checkpoint_every=0.1)     # a tree no machine finishes in 0.3 s
     assert r.status == "interrupted" and r.stop_reason == "time_limit"
-    assert 0 < r.nodes < 102_181_082 and r.conservation()["holds"]
+    assert r.nodes > 0 and r.conservation()["holds"]
 
 
 def test_sequential_threads_checkpoint_resume(tmp_path):

@@ -25,7 +25,7 @@ from stealsearch.engine.core.policy import StealPolicy
 from examples.subset_sum import PySubsetSum, SubsetSum, dp_oracle
 from stealsearch.problems.clique import CliqueProblem, check_clique, gnp
 from stealsearch.problems.uts import UTSProblem
-from procutil import _alive, end_processes, wait_until
+from procutil import SpawnGate, _alive, end_processes, wait_until
 from stealsearch.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,13 +145,36 @@ def test_resume_under_auto_continues_a_checkpoint_exactly(tmp_path):
 
 
 # -- long searches: handed over, exact ---------------------------------------------------------
+# Every hand-over below is forced: ``handover_nodes`` holds phase 1 at a node count until
+# the cluster takes the rows (stealsearch.engine.transports.rampup), so a tree larger than
+# that count is handed over however fast this machine searches it.  With the caller's
+# cluster and a grace no phase 1 reaches, the hand-over comes at exactly that count.
+NEVER = 3600.0          # a grace (seconds) no phase 1 below lasts
+
 
 def test_handover_counts_T1_exactly(cluster4):
-    r = solve(UTSProblem.preset("T1"), backend="rampup", client=cluster4, workers=2, grace=0.1)
+    from stealsearch.engine.transports.rampup import Place, run_rampup
+
+    r = run_rampup(UTSProblem.preset("T1"), place=Place(client=cluster4, workers=2),
+                   grace=NEVER, handover_nodes=1_000_000)
     assert r.status == "exhausted" and figures(r) == T1
     check_phases(r)
-    assert r.phases[0]["nodes"] > 0         # 0.1 s in this process, then the rest there
+    assert r.phases[0]["nodes"] == 1_000_000        # held there, then the rest on Dask
     assert r.backend == f"{phase1_label(phase1_threads(2))}+dask[2]" and len(r.workers) == 2
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_handover_at_a_node_count_is_exact_on_one_stack_and_on_lanes(cluster4, threads):
+    """The hold at ``handover_nodes``, alone, on both kinds of phase 1: it hands over
+    exactly there, and the count is T1's."""
+    from stealsearch.engine.transports.rampup import Place, run_rampup
+
+    r = run_rampup(UTSProblem.preset("T1"), place=Place(client=cluster4, workers=2),
+                   grace=NEVER, handover_nodes=123_457, first_threads=threads,
+                   policy=StealPolicy(budget=1_000, chunk_seconds=None))
+    assert r.status == "exhausted" and figures(r) == T1
+    assert r.phases[0]["nodes"] == 123_457 and r.phases[0]["phase"] == phase1_label(threads)
+    check_phases(r)
 
 
 G200 = gnp(200, 0.5, seed=1)
@@ -167,16 +190,16 @@ def test_handover_finds_omega_of_networkx(cluster4, omega200, threads):
     # grace 0 on the caller's cluster hands over after the first chunk: on one stack with
     # a fixed budget the same chunk on every machine (it ends early on its first
     # incumbent, which then crosses the hand-over); on lanes at the first poll after a
-    # chunk (a moment: the test holds for any); a grace in seconds made this test depend
-    # on G(200, 0.5) outlasting it
+    # chunk (a moment: the test holds for any), and at the latest at the hold of 5,000
+    # nodes (the search takes over a million on any number of lanes)
     from stealsearch.engine.transports.rampup import Place, run_rampup
 
     r = run_rampup(CliqueProblem(G200, bound="size"), place=Place(client=cluster4, workers=2),
                    grace=0, policy=StealPolicy(budget=3_000, chunk_seconds=None),
-                   first_threads=threads)
+                   first_threads=threads, handover_nodes=5_000)
     assert r.status == "optimal" and r.objective == omega200 and r.verified
     assert check_clique(G200, r.solution, size=omega200)
-    assert r.phases[0]["nodes"] > 0 and r.phases[0]["rows_handed_over"] > 0
+    assert 0 < r.phases[0]["nodes"] <= 5_000 and r.phases[0]["rows_handed_over"] > 0
     assert r.phases[0]["chunks"] >= 1 and r.phases[1]["nodes"] > 0
     assert r.backend == f"{phase1_label(threads)}+dask[2]"
     check_phases(r)
@@ -189,12 +212,17 @@ def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
     cap = int(w.sum() * 0.37) | 1                  # the bound never closes the search early
     nodes, count, best = dp_oracle(w, cap)
     problem = SubsetSum(w, cap, "optimise") if mode == "optimise" else SubsetSum(w, cap)
-    r = solve(problem, backend="rampup", client=cluster4, workers=2, grace=0.005,
-              policy=StealPolicy(budget=500))
+    # a grace of milliseconds made this depend on the machine: phase 1 searched all
+    # 14.9 M nodes before it on a quiet one; the hold hands over after 2 M (lanes or not)
+    from stealsearch.engine.transports.rampup import Place, run_rampup
+
+    r = run_rampup(problem, place=Place(client=cluster4, workers=2), grace=0.005,
+                   policy=StealPolicy(budget=500), handover_nodes=2_000_000)
     if mode == "optimise":
         assert r.status == "optimal" and r.objective == best and r.verified
     else:
         assert (r.status, r.nodes, r.count) == ("exhausted", nodes, count)
+    assert 0 < r.phases[0]["nodes"] <= 2_000_000
     check_phases(r)
 
 
@@ -202,8 +230,10 @@ def test_handover_subset_sum_against_dynamic_programming(cluster4, mode):
 
 @pytest.mark.parametrize("seed", [3, 8])
 def test_lanes_handover_is_exact_under_random_settings(cluster4, seed):
-    """Enumerate and optimise, a random policy, grace and phase-1 thread count: the
-    count and nodes equal dynamic programming's, the optimum too, the phases add up."""
+    """Enumerate and optimise, a random policy, grace, hold and phase-1 thread count:
+    the count and nodes equal dynamic programming's, the optimum too, the phases add
+    up.  The hold (at most 1 M nodes; the optimise trees have 1.6 M and more) makes the
+    hand-over certain; the grace may bring it earlier."""
     from stealsearch.engine.transports.rampup import Place, run_rampup
 
     rng = np.random.default_rng(seed)
@@ -212,26 +242,34 @@ def test_lanes_handover_is_exact_under_random_settings(cluster4, seed):
     nodes, count, best = dp_oracle(w, cap)
     policy = StealPolicy(budget=int(rng.integers(50, 2_000)), chunk_seconds=None,
                          k=int(rng.integers(1, 6)), release_threshold=int(rng.integers(2, 12)))
-    threads, grace = int(rng.integers(2, 4)), float(rng.choice([0.0, 0.002]))
+    threads, grace = int(rng.integers(2, 4)), float(rng.choice([0.0, 0.002, NEVER]))
+    hold = int(rng.integers(1, 1_000_000))
     place = Place(client=cluster4, workers=2)
     r = run_rampup(SubsetSum(w, cap), place=place, policy=policy, grace=grace,
-                   first_threads=threads)
+                   first_threads=threads, handover_nodes=hold)
     assert (r.status, r.nodes, r.count) == ("exhausted", nodes, count)
-    assert r.phases[0]["phase"] == phase1_label(threads)
+    assert r.phases[0]["phase"] == phase1_label(threads) and r.phases[0]["nodes"] <= hold
     check_phases(r)
     r = run_rampup(SubsetSum(w, cap, "optimise"), place=place, policy=policy, grace=grace,
-                   first_threads=threads)
+                   first_threads=threads, handover_nodes=hold)
     assert r.status == "optimal" and r.objective == best and r.verified
     check_phases(r)
 
 
-def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing():
-    """Phase 1 on lanes ends the search (~0.2 s of a 665,782-node tree) while the
-    LocalCluster it started at once (grace 0) is still starting: the count is exact,
-    the start is abandoned and no process is left."""
+def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing(monkeypatch):
+    """Phase 1 on lanes ends the search (a 665,782-node tree) while the LocalCluster it
+    started at once (grace 0) is still starting: the count is exact, the start is
+    abandoned and no process is left.  The start is held once its worker processes are
+    up (before it loads the kernel there) until the abort cancels it, so it is still
+    starting when phase 1 ends on any machine, however slow."""
+    from stealsearch.engine.transports import rampup
     from stealsearch.engine.transports.rampup import Place, run_rampup
     from stealsearch.problems.uts import UTSParams
 
+    def held_until_cancelled(client, problem, cancelled):
+        assert cancelled.wait(120), "phase 1 never ended the start"
+
+    monkeypatch.setattr(rampup, "_warm", held_until_cancelled)
     tree = UTSProblem(UTSParams(tree_type=1, shape=3, gen_mx=7, b0=6, root_seed=19))
     full = solve(tree, backend="sequential")
     interrupts._quiet_resource_tracker()    # this process's one tracker, there for good
@@ -241,8 +279,73 @@ def test_a_search_that_ends_in_lanes_aborts_the_cluster_and_leaves_nothing():
     assert (r.status, r.count, r.nodes) == ("exhausted", full.count, full.nodes) == \
         ("exhausted", 665_782, 665_782)
     assert r.backend == "sequential[2 threads]" and len(r.phases) == 1
-    assert r.phases[0]["cluster"] in ("cancelled while starting", "started, not used")
+    assert r.phases[0]["cluster"] == "cancelled while starting"
     assert r.phases[0]["nodes"] == r.nodes
+
+
+def test_a_hold_starts_the_cluster_at_once_and_hands_over_there(monkeypatch):
+    """``handover_nodes`` onto a LocalCluster started for the search: a grace no phase 1
+    reaches, so the start begins at the hold (not before: nothing is started until
+    then), phase 1 waits for it, the rows go over at exactly that count, the count is
+    exact and the cluster's processes end with the search."""
+    from stealsearch.engine.transports import rampup
+    from stealsearch.engine.transports.rampup import Place, run_rampup
+
+    starts = []
+    real_connect = rampup._connect
+
+    def connect(place, problem, cancelled):
+        starts.append(place)
+        return real_connect(place, problem, cancelled)
+
+    monkeypatch.setattr(rampup, "_connect", connect)
+    interrupts._quiet_resource_tracker()    # this process's one tracker, there for good
+    before = descendants(os.getpid())
+    r = run_rampup(UTSProblem.preset("T1"), place=Place(workers=2), grace=NEVER,
+                   handover_nodes=250_000, first_threads=2)
+    wait_until(lambda: descendants(os.getpid()) == before, 30, "the cluster's processes ended")
+    assert len(starts) == 1          # begun by the hold: the grace never passed
+    assert r.status == "exhausted" and figures(r) == T1
+    assert r.phases[0]["nodes"] == 250_000 and r.backend == "sequential[2 threads]+dask[2]"
+    check_phases(r)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_while_phase_1_holds_gives_the_result_at_the_hold(monkeypatch, threads):
+    """A stop request while phase 1 holds for a cluster that is still starting: the
+    result is the interrupted one, with exactly the nodes of the hold, and the start is
+    abandoned.  Forced: the start (once its processes are up) waits until phase 1 holds,
+    then records the request, then waits for the abort."""
+    from stealsearch.engine.core import stop_request
+    from stealsearch.engine.transports import rampup
+    from stealsearch.engine.transports.rampup import Place, run_rampup
+
+    holding = threading.Event()
+    real_hold = rampup._HandOver.hold
+
+    def hold(self, chunks, deadline):
+        holding.set()
+        return real_hold(self, chunks, deadline)
+
+    def press_ctrl_c_once_held(client, problem, cancelled):
+        assert holding.wait(120), "phase 1 never held"
+        stop_request.record(signal.SIGINT)
+        assert cancelled.wait(120), "phase 1 never ended the start"
+
+    monkeypatch.setattr(rampup._HandOver, "hold", hold)
+    monkeypatch.setattr(rampup, "_warm", press_ctrl_c_once_held)
+    interrupts._quiet_resource_tracker()    # this process's one tracker, there for good
+    before = descendants(os.getpid())
+    try:
+        r = run_rampup(UTSProblem.preset("T1"), place=Place(workers=2), grace=0,
+                       handover_nodes=30_000, first_threads=threads)
+    finally:
+        stop_request.reset()
+    assert descendants(os.getpid()) == before
+    assert (r.status, r.stop_reason, r.nodes) == ("interrupted", "interrupted", 30_000)
+    assert r.backend == phase1_label(threads) and len(r.phases) == 1
+    assert r.phases[0]["cluster"] == "cancelled while starting"
+    assert r.conservation()["holds"]
 
 
 def test_phase1_threads_follow_the_gil_and_the_workers_asked(monkeypatch):
@@ -259,11 +362,16 @@ def test_phase1_threads_follow_the_gil_and_the_workers_asked(monkeypatch):
 
 
 def test_node_limit_counts_across_both_phases(cluster4):
+    from stealsearch.engine.transports.rampup import Place, run_rampup
+
     limit = 400_000
-    r = solve(UTSProblem.preset("T1L"), backend="rampup", client=cluster4, workers=2,
-              grace=0.02, node_limit=limit)
+    # handed over at 100,000 nodes (the hold), the limit reached on Dask: a grace of
+    # 20 ms let phase 1 reach the limit itself on a quiet machine
+    r = run_rampup(UTSProblem.preset("T1L"), place=Place(client=cluster4, workers=2),
+                   grace=NEVER, handover_nodes=100_000, node_limit=limit)
     assert r.status == "interrupted" and r.stop_reason == "node_limit"
     assert limit <= r.nodes < 102_181_082 and r.count == r.nodes
+    assert r.phases[0]["nodes"] == 100_000
     check_phases(r)
     # a limit reached in phase 1 stops there, exactly, and never starts the cluster
     r = solve(UTSProblem.preset("T1L"), node_limit=limit, grace=60)
@@ -273,30 +381,39 @@ def test_node_limit_counts_across_both_phases(cluster4):
 
 # -- a cluster that cannot start --------------------------------------------------------------
 
-def test_a_cluster_that_cannot_start_does_not_stop_the_auto_default(caplog):
+@pytest.mark.parametrize("threads", [1, None])
+def test_a_cluster_that_cannot_start_does_not_stop_the_auto_default(caplog, threads):
     from stealsearch.engine.transports.rampup import Place, run_rampup
 
     problem = UTSProblem.preset("T1")
-    # a start that fails within milliseconds (the search lasts seconds): a missing config
+    # a start that fails (a missing config) after importing distributed: phase 1 holds
+    # at 10,000 nodes until it has, so the failure is seen mid-search on any machine
     nowhere = Place(cluster_config="no/such/cluster.yaml")
-    r = run_rampup(problem, place=nowhere, grace=0, fall_back=True)
-    assert r.status == "exhausted" and figures(r) == T1 and r.backend == here_on_usable_cores()
+    r = run_rampup(problem, place=nowhere, grace=0, fall_back=True, handover_nodes=10_000,
+                   first_threads=threads)
+    assert r.status == "exhausted" and figures(r) == T1
+    assert r.backend == ("sequential" if threads == 1 else here_on_usable_cores())
     assert r.phases[0]["cluster"].startswith("failed: ")
     assert "no/such/cluster.yaml" in r.phases[0]["cluster"]
     assert "the search goes on in this process" in caplog.text
     # asked for explicitly, the same failure is the user's error, in one line
     with pytest.raises(InputError, match="no/such/cluster.yaml"):
-        run_rampup(problem, place=nowhere, grace=0, fall_back=False)
+        run_rampup(problem, place=nowhere, grace=0, fall_back=False, handover_nodes=10_000,
+                   first_threads=threads)
 
 
 # -- Ctrl-C while the cluster starts ------------------------------------------------------------
 
-def test_ctrl_c_while_the_rampup_cluster_starts_prints_the_interrupted_result():
+def test_ctrl_c_while_the_rampup_cluster_starts_prints_the_interrupted_result(tmp_path):
     """SIGINT to the whole process group (a terminal's Ctrl-C) once a worker process of
-    the background cluster exists, i.e. while the search runs in the client."""
+    the background cluster exists, i.e. while the search runs in the client.  Forced:
+    the cluster's worker processes are held at their start (a spawn gate,
+    tests/procutil.py), so it cannot be ready for a hand-over, and the search (a clique
+    of G(400, 0.8): hours) cannot end first."""
+    gate = SpawnGate(tmp_path)
     proc = subprocess.Popen([STEALSEARCH, "clique", "--gnp", "400", "0.8", "--grace", "0.1", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=ROOT)
+                            start_new_session=True, cwd=ROOT, env=gate.env)
     seen: set[int] = set()
     left = []
     try:
@@ -318,6 +435,7 @@ def test_ctrl_c_while_the_rampup_cluster_starts_prints_the_interrupted_result():
             time.sleep(0.1)
         left = [p for p in seen if _alive(p)]
     finally:
+        gate.open()
         end_processes([proc.pid, *seen, *descendants(proc.pid)], grace=0)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "AssertionError" not in err, err
@@ -434,6 +552,14 @@ def test_rampup_flags_refused_in_one_line(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, True, "100"])
+def test_handover_nodes_must_be_a_whole_number_of_nodes(bad):
+    from stealsearch.engine.transports.rampup import run_rampup
+
+    with pytest.raises(InputError, match="handover_nodes"):
+        run_rampup(UTSProblem.preset("default"), handover_nodes=bad)
 
 
 def test_grace_applies_to_a_rampup_only():

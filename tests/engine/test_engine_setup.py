@@ -2,7 +2,11 @@
 loaded once per search per worker (not per epoch), a worker killed while loading is
 a lost worker, workers drop problems nobody uses, a problem the workers cannot load
 fails the search in one line, and a worker retired mid-search hands its rows over
-without a rollback.  Every worker process is ended by PID."""
+without a rollback.  Every worker process is ended by PID.
+
+What must happen in the middle of something is held there by a gate
+(tests/engine/forced.py): a load waits for it, a search expands nothing until it opens;
+the test acts, then opens it."""
 import dataclasses
 import os
 import signal
@@ -16,38 +20,16 @@ from stealsearch.engine.transports.dask import calls
 from stealsearch.engine.transports.dask.tables import (load_count, loaded_problems, loads_under_way,
                                         running_searches)
 from stealsearch.engine.core.epochs import EpochSpec
+from stealsearch.engine.core.loop import run_epochs
+from stealsearch.engine.transports.dask.driver import DaskTransport
 from stealsearch.problems.uts import UTSParams, UTSProblem
+from forced import Gate, HeldLoad, NodeEpochs, hooked_uts
 from procutil import _alive, owned_cluster, wait_until, worker_pids
 
 TREE = UTSParams.parse("-t 1 -a 3 -d 9 -b 4 -r 19")     # 1,031,269 nodes
 TREE_COUNT = 1031269
 T1 = 4130071
-#: seconds a SlowToLoad problem takes to unpickle on a worker
-LOAD_DELAY = 2.0
 SEEN_PIDS: set[int] = set()
-
-
-class SlowToLoad(UTSProblem):
-    """A UTS tree whose unpickling (on a worker) takes LOAD_DELAY seconds, so that a
-    worker can be killed while it loads."""
-
-    def __setstate__(self, state):
-        time.sleep(LOAD_DELAY)
-        self.__dict__.update(state)
-
-
-class SlowExceptOn(UTSProblem):
-    """A UTS tree that unpickles at once in the process ``fast_pid`` and takes
-    LOAD_DELAY seconds in every other process."""
-
-    def __init__(self, params, fast_pid: int):
-        super().__init__(params)
-        self.fast_pid = fast_pid
-
-    def __setstate__(self, state):
-        if os.getpid() != state["fast_pid"]:
-            time.sleep(LOAD_DELAY)
-        self.__dict__.update(state)
 
 
 class BrokenOnWorkers(UTSProblem):
@@ -109,40 +91,55 @@ def test_progress_snapshot_has_each_workers_local_size_and_idle_flag():
 
 def test_the_problem_is_not_sent_again_per_epoch(cluster):
     assert "problem" not in {f.name for f in dataclasses.fields(EpochSpec)}
-    r = solve(UTSProblem(TREE), client=cluster, checkpoint_every=0.02)
+    # an epoch every 300,000 nodes (not every few ms: a fast machine did the tree in one)
+    r = run_epochs(UTSProblem(TREE), NodeEpochs(DaskTransport(cluster), 300_000),
+                   checkpoint_every=3600)
     assert r.count == TREE_COUNT and r.conservation()["holds"]
-    assert r.epochs >= 3
+    assert r.epochs == 4                              # 1,031,269 nodes, 300,000 an epoch
     n = len(r.info["last_epoch_workers"])
     assert r.info["problem_loads"] == n == 3
     assert r.info["bytes_shipped"] == n * r.info["problem_bytes"]
 
 
-def test_a_worker_killed_while_loading_is_a_lost_worker(cluster):
+def test_a_worker_killed_while_loading_is_a_lost_worker(cluster, tmp_path):
     """SIGKILL of a worker while it unpickles the problem: the first epoch (whose task
-    waits there for the load) rolls back, the others go on, the count stays exact."""
+    waits there for the load) rolls back, the others go on, the count stays exact.
+    Every load waits for a gate; the test kills the victim once all three are under
+    way and opens the gate once the scheduler has seen it go."""
     found = pids(cluster)
     victim_addr = sorted(found)[1]
+    gate = Gate(tmp_path)
+    held = {}
 
     def kill_while_loading():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if cluster.run(loads_under_way, workers=[victim_addr],
-                           on_error="ignore").get(victim_addr):
-                break
-            time.sleep(0.02)
-        os.kill(found[victim_addr], signal.SIGKILL)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                loading = cluster.run(loads_under_way, on_error="ignore")
+                if sum(1 for a in found if loading.get(a)) == len(found):
+                    break
+                time.sleep(0.02)
+            held["from"] = time.perf_counter()
+            os.kill(found[victim_addr], signal.SIGKILL)
+            wait_until(lambda: victim_addr not in cluster.scheduler_info()["workers"], 60,
+                       "the scheduler saw the victim go")
+            held["to"] = time.perf_counter()
+        finally:
+            gate.open()
 
     t = threading.Thread(target=kill_while_loading, daemon=True)
     t.start()
-    r = solve(SlowToLoad(TREE), client=cluster, checkpoint_every=0.3)
+    r = solve(HeldLoad(TREE, gate), client=cluster, checkpoint_every=0.3)
     t.join(10)
     assert not _alive(found[victim_addr])
     assert r.status == "exhausted" and r.count == TREE_COUNT
     assert r.conservation()["holds"]
     assert r.recoveries >= 1          # the victim was a worker of the first epoch
-    # the clock starts once loaded workers run: loading is set-up, not search
-    assert r.info["setup_seconds"] >= LOAD_DELAY
-    assert r.info["load_seconds_max"] >= LOAD_DELAY
+    # the clock starts once loaded workers run: loading is set-up, not search (every
+    # load was under way before the kill and ended after the gate opened)
+    held_seconds = held["to"] - held["from"]
+    assert r.info["setup_seconds"] >= held_seconds
+    assert r.info["load_seconds_max"] >= held_seconds
     assert victim_addr not in r.info["last_epoch_workers"]
     cluster.wait_for_workers(3, timeout=60)        # the nanny restarted the victim
     pids(cluster)
@@ -156,14 +153,16 @@ def test_a_problem_nobody_uses_is_dropped_by_its_worker(cluster):
 
     addr = sorted(calls.live_workers(cluster))[0]
     blob = dumps(UTSProblem.preset("default"))
+    loads_before = cluster.run(load_count, workers=[addr])[addr]
 
     async def load():
         return await cluster.rpc(addr).stealsearch_load(
             search_id="orphaned-load", blob=to_serialize(blob), keep_idle=0.5)
 
     reply = cluster.sync(load)
+    # loaded (not whether it is still there: 0.5 s may have passed on a loaded machine)
     assert reply["status"] == "ok" and reply["loaded"]
-    assert "orphaned-load" in cluster.run(loaded_problems, workers=[addr])[addr]
+    assert cluster.run(load_count, workers=[addr])[addr] == loads_before + 1
     wait_until(lambda: "orphaned-load" not in cluster.run(loaded_problems, workers=[addr])[addr],
                15, "the idle problem was dropped")
 
@@ -177,23 +176,27 @@ def test_a_problem_the_workers_cannot_load_fails_the_search(cluster):
                "the workers ended the failed search")
 
 
-def retire_when_searching(cluster, victim: str, retired: dict) -> threading.Thread:
+def retire_when_searching(cluster, victim: str, retired: dict, gate: Gate) -> threading.Thread:
     """A thread that retires ``victim`` once an epoch runs on it (at most 60 s of
-    looking), recording ``retire_workers``' reply in ``retired``."""
+    looking), recording ``retire_workers``' reply in ``retired``, then opens ``gate``
+    (which held the search, or the other workers' loads, until then)."""
     def retire_once_searching():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if cluster.run(running_searches, workers=[victim], on_error="ignore").get(victim):
-                break
-            time.sleep(0.02)
-        retired.update(cluster.retire_workers([victim]))
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if cluster.run(running_searches, workers=[victim], on_error="ignore").get(victim):
+                    break
+                time.sleep(0.02)
+            retired.update(cluster.retire_workers([victim]))
+        finally:
+            gate.open()
 
     t = threading.Thread(target=retire_once_searching, daemon=True)
     t.start()
     return t
 
 
-def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
+def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster, tmp_path):
     """client.retire_workers mid-epoch: the worker's plugin ends its epoch as a cut and
     hands the outcome to its peers; the client commits the epoch (no rollback) and deals
     the next ones without it."""
@@ -201,16 +204,16 @@ def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
     found = pids(cluster)
     victim = sorted(found)[1]
     retired = {}
-    t = retire_when_searching(cluster, victim, retired)
-    # long epochs: the retire lands inside the first one (a retire between two epochs
-    # finds no running epoch to hand over, and that epoch rolls back).  A tree 4x T1's
-    # (16.5 M nodes): on T1 (~1.4 s of search at load 5) the retire's own latency once
-    # outlasted the epoch it was aimed at
-    tree = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 11 -b 4 -r 19"))
-    r = solve(tree, client=cluster, checkpoint_every=3.0)
+    gate = Gate(tmp_path)
+    t = retire_when_searching(cluster, victim, retired, gate)
+    # the retire lands inside the first epoch: the search expands nothing until the
+    # retire is done (the gate), and the epoch is an hour long (a retire between two
+    # epochs finds no running epoch to hand over, and that epoch rolls back)
+    options = "-t 1 -a 3 -d 11 -b 4 -r 19"
+    r = solve(hooked_uts(options, tmp_path, gate=gate), client=cluster, checkpoint_every=3600)
     t.join(30)
     assert victim in retired
-    reference = solve(tree, backend="sequential")
+    reference = solve(UTSProblem(UTSParams.parse(options)), backend="sequential")
     assert r.status == "exhausted" and r.count == reference.count
     assert r.conservation()["holds"]
     assert r.recoveries == 0 and r.nodes_redone == 0
@@ -222,18 +225,20 @@ def test_a_retired_worker_hands_its_rows_over_without_a_rollback(cluster):
     wait_until(lambda: not _alive(found[victim]), 15, "the retired worker's process ended")
 
 
-def test_a_worker_retired_while_its_peers_still_load_hands_over_too(cluster):
+def test_a_worker_retired_while_its_peers_still_load_hands_over_too(cluster, tmp_path):
     """The retiring worker is the only one loaded; the others are still loading when
-    the epoch is ended as a cut: they wait for their load, return their rows untouched
-    and the epoch is committed (no rollback).  Runs after the test above: 2 workers
-    are left (a retired worker does not come back)."""
+    the epoch is ended as a cut (their loads wait for a gate the test opens once the
+    retire is done): they wait for their load, return their rows untouched and the
+    epoch is committed (no rollback).  Runs after the test above: 2 workers are left (a
+    retired worker does not come back)."""
     found = pids(cluster)
     live = sorted(calls.live_workers(cluster))
     assert len(live) >= 2
     victim = live[0]
     retired = {}
-    t = retire_when_searching(cluster, victim, retired)
-    r = solve(SlowExceptOn(TREE, fast_pid=found[victim]), client=cluster, checkpoint_every=3.0)
+    gate = Gate(tmp_path)
+    t = retire_when_searching(cluster, victim, retired, gate)
+    r = solve(HeldLoad(TREE, gate, fast_pid=found[victim]), client=cluster, checkpoint_every=3600)
     t.join(30)
     assert victim in retired
     assert r.status == "exhausted" and r.count == TREE_COUNT

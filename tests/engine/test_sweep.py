@@ -27,10 +27,11 @@ def square(*, x: int, log: str | None = None) -> dict:
     return {"square": x * x, "pid": os.getpid()}
 
 
-def sleepy(*, seconds: float) -> dict:
-    """Does not look at any limit: only the runner's own timeout can stop it."""
+def sleepy(*, seconds: float, until: str | None = None) -> dict:
+    """Does not look at any limit: only the runner's own timeout can stop it.  It ends
+    after ``seconds``, or once the file ``until`` exists (the test lets it go)."""
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (until and os.path.exists(until)):
         time.sleep(0.01)
     return {"slept": seconds}
 
@@ -328,21 +329,34 @@ def test_dask_sweep_small_tasks_and_a_big_stealstack_item(tmp_path, shared_clien
 
 
 def test_dask_stuck_task_is_abandoned_and_the_rest_finish(tmp_path, shared_client):
+    # the stuck item runs until the test lets it go, after the sweep (not 2 s that a
+    # loaded machine could take to see its 0.2 s timeout)
+    release = str(tmp_path / "release")
     grid = load_grid({"name": "s", "items": [
-        {"kind": "sleepy", "instance": {"seconds": 2}, "timeout": 0.2},
+        {"kind": "sleepy", "instance": {"seconds": 120, "until": release}, "timeout": 0.2},
         {"kind": "square", "instance": {"x": [5, 6, 7]}}]}, KINDS)
-    summary = run_sweep(grid, tmp_path, client=shared_client)
+    try:
+        summary = run_sweep(grid, tmp_path, client=shared_client)
+    finally:
+        open(release, "w").close()
     assert (summary.ok, summary.timeout) == (3, 1)
     stuck = [r for r in rows(tmp_path, "s") if r["kind"] == "sleepy"][0]
     assert stuck["status"] == "timeout" and "abandoned" in stuck["error"]
 
 
 def test_dask_time_limit_cancels_what_is_in_flight(tmp_path, shared_client):
-    """6 items of 1.2 s on the 4 one-thread workers, 0.3 s for the sweep: at most the first
-    4 were ever started; none started after the limit; what ran in flight is not a row."""
+    """6 items on the 4 one-thread workers, 0.3 s for the sweep: at most the first 4
+    were ever started; none started after the limit; what ran in flight is not a row.
+    No item can end before the limit: each runs until the test lets it go, after the
+    sweep."""
+    release = str(tmp_path / "release")
     grid = load_grid({"name": "tl", "items": [
-        {"kind": "sleepy", "instance": {"seconds": 1.2}, "repeats": 6}]}, KINDS)
-    summary = run_sweep(grid, tmp_path, client=shared_client, time_limit=0.3)
+        {"kind": "sleepy", "instance": {"seconds": 120, "until": release}, "repeats": 6}]},
+        KINDS)
+    try:
+        summary = run_sweep(grid, tmp_path, client=shared_client, time_limit=0.3)
+    finally:
+        open(release, "w").close()
     assert summary.time_limited and summary.remaining >= 2
     assert summary.ran + summary.remaining == 6
     table = tmp_path / "tl.csv"           # written only when a row came before the limit

@@ -38,6 +38,18 @@ class CompleteTree(PythonProblem):
         return sum(self.b ** k for k in range(self.h - below + 1))
 
 
+def ticking(step: float = 0.0002):
+    """A clock for the estimator that advances ``step`` seconds each time it is read:
+    its probing slices, CPU share and cut ages then depend on what it did, not on how
+    fast this machine did it."""
+    now = [0.0]
+
+    def clock():
+        now[0] += step
+        return now[0]
+    return clock
+
+
 def probed(est: ProgressEstimator, probes: int) -> None:
     while est.probes() < probes:
         est.work(seconds=1.0)
@@ -90,7 +102,8 @@ def test_a_dask_cut_of_several_holders_is_estimated_exactly():
 def test_fraction_stays_in_range_and_is_one_at_the_end():
     # a random tree (UTS geometric) on the reference tier's budget: many chunks and cuts
     tree = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 7 -b 4 -r 19"))
-    est = ProgressEstimator(tree, cpu_share=0.2, observe_every=0.01, slice_seconds=0.001)
+    est = ProgressEstimator(tree, cpu_share=0.2, observe_every=0.01, slice_seconds=0.001,
+                            clock=ticking())
     est.trace = []
     policy = StealPolicy(budget=500, chunk_seconds=None)
     r = run_sequential(tree, policy=policy, estimate=est)
@@ -108,7 +121,8 @@ def test_the_estimate_does_not_change_the_search():
     clique = CliqueProblem(gnp(200, 0.6, seed=3), heuristic="none")
     for problem in (uts, clique):
         plain = run_sequential(problem, policy=policy, estimate=False)
-        est = ProgressEstimator(problem, cpu_share=0.5, observe_every=0.0, slice_seconds=0.001)
+        est = ProgressEstimator(problem, cpu_share=0.5, observe_every=0.0, slice_seconds=0.001,
+                                clock=ticking())
         watched = run_sequential(problem, policy=policy, estimate=est)
         assert est.probes() > 0
         assert watched.nodes == plain.nodes and watched.count == plain.count
@@ -158,7 +172,7 @@ def test_a_failing_probe_ends_the_estimate_not_the_search():
 def test_asking_for_the_fraction_costs_nothing_until_something_new_came():
     # the backends ask at every chunk; that must not eat the probes' budget
     tree = CompleteTree(4, 6)
-    est = ProgressEstimator(tree, cpu_share=0.01)
+    est = ProgressEstimator(tree, cpu_share=0.01, clock=ticking())
     stack = make_stack(tree)
     stack.push(tree.root_frontier())
     stack.run(30, 0)

@@ -23,6 +23,8 @@ def last_line(text: str) -> str:
 def test_fields_and_final_newline():
     out = FakeTTY()
     bar = Progress(True, desc="clique on 4 workers", file=out, mininterval=0)
+    start = bar._bar.start_t
+    bar._bar._time = lambda: start                  # tqdm's clock stands still: 00:00
     bar.update(1000, incumbent=30, bound=40, steals=12, idle_workers=1, workers=4)
     bar.update(2_500_000, incumbent=31, bound=34, steals=1200, idle_workers=0, workers=4,
                fraction_done=0.25)
