@@ -185,6 +185,7 @@ def _early_handler(signum, frame):
     """Ctrl-C or SIGTERM while the command imports the engine (numba, Dask: seconds):
     recorded, then raised as KeyboardInterrupt; a second one (not an echo) exits at once,
     nothing of ours runs yet."""
+    import signal
     import time
 
     # the engine's rule for a second signal that is the echo of the first (a job manager
@@ -195,6 +196,8 @@ def _early_handler(signum, frame):
     if _EARLY:
         first, at = _EARLY[0]
         if is_echo(first, signum, now - at):
+            if signum == signal.SIGTERM:    # it names the request (see interrupts._handler)
+                _EARLY[0] = (signum, at)
             return
         os._exit(128 + signum)
     _EARLY.append((signum, now))

@@ -22,8 +22,11 @@ _signals: list[int] = []
 _first_at = [0.0]
 
 
-def record(signum: int, at: float | None = None) -> None:
-    """Record a request to stop (the first one counts; later ones are ignored here)."""
+def record(signum: int, at: float | None = None, replace: bool = False) -> None:
+    """Record a request to stop (the first one counts; later ones are ignored here,
+    unless ``replace``: the same request, named by another of its signals)."""
+    if replace:
+        _signals.clear()
     if not _signals:
         _signals.append(int(signum))
         _first_at[0] = time.monotonic() if at is None else at

@@ -116,7 +116,12 @@ def _handler(signum, frame):
     now = time.monotonic()
     if stop_request.requested():
         if is_echo(stop_request.received_signal(), signum, now - stop_request.first_at()):
-            return                      # the same request again (a group signal)
+            # the same request again (a group signal).  Its SIGTERM names it: CPython runs
+            # pending handlers in signal-number order, so a SIGTERM and a SIGINT that
+            # arrive together are handled SIGINT first, whichever was sent first
+            if signum == signal.SIGTERM:
+                stop_request.record(signum, stop_request.first_at(), replace=True)
+            return
         if _second_raises[0]:
             _second_raises[0] = False
             raise KeyboardInterrupt     # an API caller's cluster start: abandoned, raised

@@ -26,6 +26,8 @@ import logging
 import math
 import time
 
+from ..core import progress
+
 log = logging.getLogger(__name__)
 
 #: the panel's path under the dashboard's prefix, and its name in the navigation bar
@@ -55,18 +57,13 @@ def fmt(v) -> str:
 
 
 def clock(seconds) -> str:
-    if seconds is None:
-        return "-"
-    seconds = max(0, int(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+    """Seconds as the live line writes them, '-' for None."""
+    return "-" if seconds is None else progress.clock(seconds)
 
 
 def percent(fraction) -> str:
-    if fraction is None:
-        return "-"
-    return "100%" if fraction >= 1 else f"~{min(99, int(100 * fraction))}%"
+    """The fraction done as the live line writes it, '-' for None."""
+    return "-" if fraction is None else progress.percent_done(fraction)
 
 
 def _nan(v):

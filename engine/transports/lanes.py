@@ -33,7 +33,7 @@ import threading
 import time
 
 from ..core import stop_request
-from ..core.epochs import COORDINATOR_OPS, GONE, Cut, EpochSpec, handler_name
+from ..core.epochs import COORDINATOR_OPS, GONE, PEER_TIMEOUT, Cut, EpochSpec, handler_name
 from ..core.errors import SearchFailed
 from ..core.loop import EpochRun, Transport
 from ..core.problem import Problem
@@ -47,8 +47,6 @@ POLL = 0.1
 #: seconds between the main thread's questions to the ramp-up's hand-over (a cluster
 #: ready, or the caller's, is used within this; the question itself costs microseconds)
 HANDOVER_POLL = 0.01
-#: a message to the own coordinator is a local call: this only bounds a wedged loop
-LOOP_TIMEOUT = 10.0
 
 
 class _Loop:
@@ -79,7 +77,7 @@ class _Loop:
             self.loop.stop()
 
         self.loop.call_soon_threadsafe(lambda: self.loop.create_task(drain()))
-        self.thread.join(LOOP_TIMEOUT)
+        self.thread.join(PEER_TIMEOUT)   # a local loop: this only bounds a wedged one
         if not self.thread.is_alive():
             self.loop.close()
 
@@ -111,8 +109,6 @@ class InProcessWorker:
 
 class Lanes(Transport):
     """``threads`` search threads in this process, one worker core per epoch."""
-
-    peer_timeout = LOOP_TIMEOUT
 
     def __init__(self, threads: int, *, desc: str | None = None, hand_over=None):
         self.threads = int(threads)

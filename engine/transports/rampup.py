@@ -92,7 +92,7 @@ import logging
 import numbers
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 from ..core import stop_request
@@ -405,9 +405,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
              "seconds": round(phase1.search_seconds, 6), "chunks": here.chunks}
     if reason != "handover":
         first["cluster"] = hand_over.abandon()
-        result = phase1.result()
-        result.phases = [first]
-        return result
+        return phase1.result(phases=[first])
 
     # -- hand-over: every open row, once, in the cut phase 2 resumes from
     from .dask import run_dask
@@ -433,9 +431,8 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     second = {"phase": result.backend, "where": "cluster", "nodes": result.nodes - nodes_before,
               "seconds": round(result.wall_seconds, 6), "rows_received": first["rows_handed_over"],
               "epochs": result.epochs - handed.epochs}
-    result.backend = f"{here.label}+{result.backend}"
-    result.phases = [first, second]
-    result.search_seconds = phase1.search_seconds + result.search_seconds
-    result.wall_seconds = time.perf_counter() - t0
-    result.info["carried_nodes"] = carried
-    return result
+    # the search's result: the cluster's, over both phases
+    return replace(
+        result, backend=f"{here.label}+{result.backend}", phases=[first, second],
+        search_seconds=phase1.search_seconds + result.search_seconds,
+        wall_seconds=time.perf_counter() - t0, info={**result.info, "carried_nodes": carried})

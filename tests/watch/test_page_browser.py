@@ -64,7 +64,7 @@ def test_the_panel_shows_the_incumbent_and_bound_the_result_reports(tmp_path, cl
             assert figure(running, "gap").endswith("%")
             # the screenshot a few seconds in, the charts drawn
             b.wait_for(lambda t: figure(t, "state") != "running"
-                       or (figure(t, "elapsed") or "0:00") >= "0:04", what="a later snapshot")
+                       or (figure(t, "elapsed") or "00:00") >= "00:04", what="a later snapshot")
             b.screenshot(tmp_path / "dashboard.png")
         finally:
             runner.join(timeout=120)
