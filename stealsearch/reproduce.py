@@ -32,7 +32,6 @@ import math
 import os
 import platform
 import statistics
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -941,9 +940,3 @@ def build_twolevel(ctx: Context) -> None:
 
 BUILDERS = {"003": build_clique, "000": build_liquid, "001": build_hrelation,
             "002": build_commclust, "004": build_twolevel}
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from .cli import main
-
-    sys.exit(main(["reproduce"] + sys.argv[1:]))
