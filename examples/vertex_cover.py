@@ -9,10 +9,9 @@ Fixed-Parameter Algorithms*, ch. 3): take the vertex ``v`` of highest degree in 
 left of the graph; either ``v`` is in the cover, or it is not and then all of its
 neighbours are.  Both children add at least one vertex, and a child above ``k``
 vertices is not made, so the tree is at most ``k`` deep and **binary**: its stack never
-holds more than ``k + 1`` rows.  That is the tree a newcomer's problem gave the engine
-in issue #21 (with ``k`` <= 31 the stack never passed the default release threshold of
-32, so the default policy never released a row and a second worker sat idle); the
-engine now shares work when an idle peer asks (:mod:`stealsearch.engine.core.worker`), and
+holds more than ``k + 1`` rows.  With ``k`` <= 31 the stack never passes the default
+release threshold of 32, so releases alone would leave a second worker idle; the
+engine shares work when an idle peer asks (:mod:`stealsearch.engine.core.worker`), and
 ``tests/examples/test_vertex_cover.py`` checks that every worker stays busy on it.
 
 Optimise mode maximises ``-size`` (``objective_sense = -1``: results show the size);

@@ -1,4 +1,4 @@
-"""#25 item 4: inputs and options that nothing bounded.  One case class per rule, each
+"""Inputs and options that nothing bounded.  One case class per rule, each
 case a real command-line run (forked from a process that imported the CLI once:
 tests/app/bounded_runner.py) with a memory ceiling: one ``stealsearch ...: error:`` line,
 exit 2, no traceback, and a peak resident memory above the parent's under the class's

@@ -1,4 +1,4 @@
-"""Issue #11 items at the engine's edge (engine/deploy/cluster.py, engine/solve.py): a local
+"""The engine's edge (engine/deploy/cluster.py, engine/solve.py): a local
 cluster config's bad *values* (not only unknown keys) are one ClusterUnavailable line,
 and solve()'s limits of the wrong type are an InputError, not a TypeError from a
 comparison deep inside."""

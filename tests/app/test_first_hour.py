@@ -1,4 +1,4 @@
-"""Regression tests of issue #11 (the first hour of a new user): one per bug."""
+"""Regression tests of the first hour of a new user: one per bug."""
 import json
 from pathlib import Path
 
@@ -380,7 +380,7 @@ def test_version_and_python_dash_m():
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stdout == ""
 
 
-#: The flags every command that runs on the cluster takes (issue #11, "one CLI").
+#: The flags every command that runs on the cluster takes ("one CLI").
 BACKEND_FLAGS = {"--workers", "--sequential", "--scheduler", "--cluster-config", "--time-limit",
                  "--progress", "--quiet", "--json", "--force", "--connect-timeout",
                  "--wait-workers"}

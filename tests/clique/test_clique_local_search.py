@@ -1,4 +1,4 @@
-"""The initial clique (AMTS), the root bound and ``auto`` on structured graphs (issue 23)."""
+"""The initial clique (AMTS), the root bound and ``auto`` on structured graphs."""
 from pathlib import Path
 
 import numpy as np

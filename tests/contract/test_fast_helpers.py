@@ -1,4 +1,4 @@
-"""Fast-tier helper functions (issue #24): a plain module-level function that a per-node
+"""Fast-tier helper functions: a plain module-level function that a per-node
 function calls needs no decorator (the generated driver compiles it with its caller, at
 any depth), and one that numba cannot compile is one ContractError line naming it."""
 import numpy as np

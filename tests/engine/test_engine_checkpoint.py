@@ -250,7 +250,7 @@ def test_interrupt_prints_result_with_bound(tmp_path, sig, code, group):
 
 @pytest.mark.parametrize("then", [signal.SIGTERM, signal.SIGINT], ids=["TERM-TERM", "TERM-INT"])
 def test_group_sigterm_gives_the_last_cut_and_exit_143(tmp_path, then):
-    """#25 item 2: SIGTERM to the CLI and then to its whole process group (or SIGTERM
+    """SIGTERM to the CLI and then to its whole process group (or SIGTERM
     then SIGINT within a second) is one request: the workers absorb it, the client stops
     the epoch and keeps what they return, prints the result (count, bound) and writes
     the final checkpoint; exit 143, as for a single SIGTERM."""
@@ -273,7 +273,7 @@ def test_group_sigterm_gives_the_last_cut_and_exit_143(tmp_path, then):
 
 
 def test_sigterm_during_cluster_start_exits_143(tmp_path):
-    """#25 item 2: SIGTERM to the group while the cluster starts (its first worker
+    """SIGTERM to the group while the cluster starts (its first worker
     process spawned; the worker processes are held at their start by a spawn gate,
     tests/procutil.py, so the start is certainly not over): the search in this process
     stops with its result, the start is abandoned, exit 143 (was 130); nothing is left
@@ -386,7 +386,7 @@ def test_an_interrupt_that_python_wraps_is_still_an_interrupt(monkeypatch, capsy
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_very_early_signal_is_never_lost(sig, code):
-    """#25 item 3: a Ctrl-C (or SIGTERM) while the command still imports numba and Dask,
+    """A Ctrl-C (or SIGTERM) while the command still imports numba and Dask,
     reads its graph or starts its search: never swallowed by an import or llvmlite
     callback ("Exception ignored ... KeyboardInterrupt", then a full run and exit 0),
     never a traceback: `stealsearch: interrupted` (or the interrupted result), 128 + n.
@@ -439,7 +439,7 @@ def send_http_get_to_every_port(pid, family):
 
 
 def test_stray_connections_and_kill_9_leave_the_terminal_clean(tmp_path):
-    """#25 item 6: HTTP GETs to the run's ports put at most one line of ours on stderr
+    """HTTP GETs to the run's ports put at most one line of ours on stderr
     (was a ~25-line MemoryError traceback per connection), and `kill -9` of the CLI
     leaves neither multiprocessing's "leaked semaphore" warning nor a process."""
     rc, out, err = run_and_signal(["uts", "--options", ENDLESS, "--workers", "2", "--json"],

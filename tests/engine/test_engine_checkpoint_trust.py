@@ -1,4 +1,4 @@
-"""#25 item 5: a checkpoint can no longer run code nor write files the person resuming
+"""A checkpoint can no longer run code nor write files the person resuming
 did not name.  A crafted problem.pickle (its ``__reduce__`` writes a file), an edited
 manifest (a stored command that writes elsewhere, fields of the wrong type), another
 user's key: each is one line, exit 2, and nothing runs; ``trust`` / ``--trust`` is

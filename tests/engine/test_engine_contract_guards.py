@@ -136,16 +136,13 @@ def test_interrupted_knapsack_brackets_the_optimum(backend, limit, request):
     assert r.nodes >= limit
 
 
-# Found by this test (2026-11-22), issue #11: ranks 1-2 used their node-limit grant
-# (500 // 3 = 166 nodes) in milliseconds and waited for more in a loop that skipped the
-# epoch's cut and time checks, posting a new report (each retrying for up to 10 s) every
-# 5 ms, while rank 0 (the coordinator, which alone grants or stops) did not answer yet
-# (kernel load under load) or had already ended its epoch: only the client's stall
-# detector ended the epoch (rolled back, re-run).  Now the wait keeps the checks (the
-# supervisor thread of engine/core/worker.py ends the epoch at its cut) and a
-# worker has at most one grant request in flight.  See also test_engine_lanes.py.
-# (The test itself then took ~250 s a case: its oracle, max over nx.find_cliques, lists
-# the graph's millions of maximal cliques; nx.max_weight_clique needs ~15 s, once.)
+# What this guards: ranks 1-2 use their node-limit grant (500 // 3 = 166 nodes) in
+# milliseconds and must wait for more while rank 0 (which alone grants or stops) has not
+# answered yet or has already ended its epoch.  The wait keeps the epoch's cut and time
+# checks (the supervisor thread of engine/core/worker.py ends the epoch at its cut), and a
+# worker has at most one grant request in flight.  See also test_engine_lanes.py.  The
+# oracle is nx.max_weight_clique (once per module): listing the maximal cliques of this
+# graph would take minutes.
 @pytest.fixture(scope="module")
 def g300():
     g = nx.gnp_random_graph(300, 0.5, seed=11)      # ~20k nodes sequentially (colour bound)

@@ -1,4 +1,4 @@
-"""Defaults that use the machine (issue #21): the usable cores (affinity and cgroup
+"""Defaults that use the machine: the usable cores (affinity and cgroup
 quota, stealsearch.engine.deploy.cores), what "auto" chooses with and without a place, and a
 worker process that dies while its LocalCluster starts (the run goes on without it)."""
 import json
@@ -192,7 +192,7 @@ def test_resume_counts_only_its_own_nodes_in_its_rate(tmp_path):
     assert r.as_dict()["nodes_per_second"] == r.nodes_per_second
 
 
-# -- steal order (issue #23 item 4): which rows move, never how many -----------------------------
+# -- steal order: which rows move, never how many -----------------------------
 
 def test_nearest_steal_order_takes_the_top_of_the_oldest_batch_and_loses_nothing():
     import numpy as np

@@ -37,7 +37,7 @@ def worker_pids(client):
 
 
 def test_sigstopped_worker_does_not_hang_the_run(short_timeouts, tmp_path):
-    """The issue's hang (#25 item 1): a worker SIGSTOPped mid-search and left stopped.
+    """The hang: a worker SIGSTOPped mid-search and left stopped.
     The client's watchdog declares it lost after PEER_TIMEOUT, the epoch rolls back, the
     other finishes the search exactly, and the end of the run (the stop broadcast, the
     teardown on every worker) does not wait for it: solve() returns while it is still

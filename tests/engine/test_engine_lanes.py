@@ -1,4 +1,4 @@
-"""Threads inside a worker (lanes, issue #13) and the node-limit grant wait (issue #11).
+"""Threads inside a worker (lanes) and the node-limit grant wait.
 
 Two levels:
 

@@ -1,4 +1,4 @@
-"""A search in this process loads no ``distributed`` (issue #24): the worker core
+"""A search in this process loads no ``distributed``: the worker core
 (engine/core/worker.py) imports no Dask, and the lanes' host is this process.  Checked in a
 fresh interpreter, by ``sys.modules`` after the search."""
 import json

@@ -1,5 +1,5 @@
 """The vertex-cover example (examples/vertex_cover.py, a narrow binary tree): both tiers
-against oracles that share no code with it, and the work shared on demand (issue #21):
+against oracles that share no code with it, and the work shared on demand:
 its stack never passes the default release threshold, yet every worker stays busy.
 
 Oracles: the minimum cover is ``n`` minus the largest independent set, i.e. minus
@@ -139,7 +139,7 @@ def busy_shares(r):
 # 11.2 s search).  The busy share itself is a speed figure, not asserted: on a tree this
 # small (0.1-0.5 s of search) it is mostly the steal's round trip, and it moved with the
 # machine: 0.57-0.78 on the project's 2-core machine, 0.32-0.69 on a 16-core Xeon
-# (benchmarks/RESULTS.md, issue #21); the issue's 0.9 is a benchmark target there.
+# (benchmarks/RESULTS.md); its 0.9 is a benchmark target there.
 
 
 def test_two_lanes_stay_busy_on_a_narrow_tree(narrow):

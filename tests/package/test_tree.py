@@ -1,4 +1,4 @@
-"""A fresh clone passes anywhere (issue #22): the tree holds no symbolic link and no path
+"""A fresh clone passes anywhere: the tree holds no symbolic link and no path
 of the machine it was written on; pyproject.toml's package list names every package and
 data folder of the tree (what it misses, the wheel misses); the sources compile with
 warnings as errors on this Python (test_wheel.py does it on every claimed Python)."""

@@ -1,4 +1,4 @@
-"""The package a user installs (issue #22): the sdist and the wheel built from this tree,
+"""The package a user installs: the sdist and the wheel built from this tree,
 the wheel installed into a fresh virtual environment outside the repository, for this
 Python and for every other Python the project claims (3.10-3.13) found on the machine,
 and the README's commands run from another folder: ``--version``, the demo, a UTS and a

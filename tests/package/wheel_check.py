@@ -1,4 +1,4 @@
-"""The package a user installs, checked as a user meets it (issue #22).
+"""The package a user installs, checked as a user meets it.
 
 ``python tests/package/wheel_check.py --report R.json [--python PY ...]`` builds the sdist
 and, from it, the wheel (``python -m build``), installs the wheel into a fresh virtual

@@ -8,7 +8,7 @@ epoch loop itself, the same for every backend, is :mod:`stealsearch.engine.core.
    cut.  It pickles the problem once and loads it on each worker by one comm call
    (unpickled, kernel warmed, before the reply); the search clock starts when the
    first of the first epoch's workers replied, i.e. started searching (:mod:`.tables`,
-   :mod:`.driver`; issue #21: starting it at the last reply overstated speed-ups).
+   :mod:`.driver`; starting it at the last reply would overstate speed-ups).
 2. Every epoch deals the last cut over the workers present now that hold the problem
    (a worker keeps its own rows; rows of lost workers are dealt round-robin, seed
    §4.1) and submits one long-running task per worker, pinned to it, with only that
