@@ -30,7 +30,14 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
           threads_per_worker: int | None = None) -> SearchResult:
     """Search ``problem`` to completion (or until a limit) and return a SearchResult.
 
-    backend :
+    Parameters
+    ----------
+    problem : Problem
+        A problem of any tier (:class:`~stealsearch.engine.core.reference.PythonProblem`,
+        :class:`~stealsearch.engine.core.fast.FastProblem`,
+        :class:`~stealsearch.engine.core.problem.Problem`), checked by
+        :func:`~stealsearch.engine.core.problem.check_problem` before anything starts.
+    backend : {"auto", "sequential", "dask", "rampup"}
         "auto" (the default) uses the machine it runs on (:func:`choose_backend`):
         with no place (``workers``, ``scheduler``, ``cluster_config``, ``client``), the
         search runs at once in this process as lanes on every usable core
@@ -39,32 +46,44 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         ramps up onto a LocalCluster of one process per usable core; with ``workers``
         alone (a LocalCluster we start), it ramps up with no grace: the search starts
         here while the cluster starts; on a ``scheduler``, ``cluster_config`` or
-        ``client``, "dask";
-        "sequential": this process only (one thread unless ``threads_per_worker``);
-        "dask": the stealstack over Dask workers from the first node;
+        ``client``, "dask".
+        "sequential": this process only (one thread unless ``threads_per_worker``).
+        "dask": the stealstack over Dask workers from the first node.
         "rampup": start in this process at once; after ``grace`` seconds (default
         ``stealsearch.engine.transports.rampup.DEFAULT_GRACE``) start the cluster in the background and hand
         the open rows over once it is ready (:mod:`stealsearch.engine.transports.rampup`).  A search that ends
         within the grace period starts no cluster at all.  ``result.phases`` says
         which phase did what.
-    workers / scheduler / cluster_config / client : where the dask backend (or the
+    workers, scheduler, cluster_config, client : optional
+        Where the dask backend (or the
         ramp-up's second phase) runs; with none of them, a LocalCluster of one worker
         process per usable core is started and closed.  ``workers="auto"``: the usable
         cores.  ``workers`` with a scheduler or client: use at most that many of its
         workers.
-    policy : the StealPolicy (batch sizes, victim order, budget per kernel call).
-    time_limit, node_limit : stop early with status "interrupted"; the result keeps the
+    policy : StealPolicy, optional
+        Batch sizes, victim order, budget per kernel call.
+    time_limit, node_limit : optional
+        Stop early with status "interrupted"; the result keeps the
         best solution found and, in optimise mode, a proven bound.  So does a first
         Ctrl-C / SIGTERM (stealsearch.engine.deploy.interrupts).
-    checkpoint : a directory: every consistent cut is written there (stealsearch.engine.core.checkpoint),
+    progress : bool
+        The live line on stderr while the search runs.
+    checkpoint : str, optional
+        A directory: every consistent cut is written there (stealsearch.engine.core.checkpoint),
         and ``resume(checkpoint)`` continues the search later, anywhere.
-    checkpoint_every : seconds between consistent cuts (default
+    checkpoint_every : float, optional
+        Seconds between consistent cuts (default
         ``epochs.DEFAULT_CHECKPOINT_EVERY``, 5): the work a lost
         worker costs at most, per worker.
-    checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
-    connect_timeout, wait_workers, force : how a cluster is reached or started; see
+    checkpoint_info : dict, optional
+        Extra JSON stored in the manifest (the CLI stores its command).
+    connect_timeout, wait_workers, force : optional
+        How a cluster is reached or started; see
         :func:`stealsearch.engine.deploy.cluster.dask_client`.
-    threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
+    grace : float, optional
+        Seconds the "rampup" backend searches here before it starts its cluster.
+    threads_per_worker : int, optional
+        Search threads (lanes) in each Dask worker, sharing its shared
         portion (:mod:`stealsearch.engine.core.worker`); default 1 (one lane per process
         keeps each shared portion single-owner, and a lost process costs one lane's work).  With backend "sequential", or "auto" with no
         place: that many threads in this process (:mod:`stealsearch.engine.transports.lanes`;

@@ -26,6 +26,7 @@ Kernel signature
     kernel(stack, top, budget, mode, incumbent, counters, solution, *data)
         -> (top, status, value)
 
+=============  ================================================================
 ``stack``      ``int64[:, :]``, shape ``(capacity, row_width)``.  Rows ``stack[:top]``
                are the live nodes; the top of the stack is ``stack[top - 1]``.  The
                engine may hand in a view whose row 0 is not the physical row 0.
@@ -49,9 +50,11 @@ Kernel signature
                other time.
 ``*data``      the arrays returned by :meth:`Problem.kernel_data` (graph bitsets,
                tree parameters...), passed positionally, read-only by convention.
+=============  ================================================================
 
 Returned ``status``:
 
+=============  ================================================================
 ``BUDGET``     the budget was spent; ``stack[:top]`` is non-empty.
 ``EMPTY``      the stack is exhausted (``top == 0``).
 ``IMPROVED``   a node with objective ``value > incumbent`` was found and written to
@@ -62,6 +65,7 @@ Returned ``status``:
                The kernel returns *before* popping the node; the engine enlarges the
                stack and calls again.  A kernel must make progress when called with
                ``capacity - top >= Problem.max_children``.
+=============  ================================================================
 
 Counters, not return values, carry node counts, so a chunk that returns early
 still reports exactly the work it did.  The engine's exactness tests (UTS) rely on

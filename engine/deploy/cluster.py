@@ -504,20 +504,30 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
                 cancelled: threading.Event | None = None) -> Iterator["object"]:
     """A ``distributed.Client`` for the requested place; closed on exit.
 
-    workers : worker processes of a LocalCluster started here (default: one per usable
+    Parameters
+    ----------
+    workers : int or "auto", optional
+        Worker processes of a LocalCluster started here (default: one per usable
         core, :func:`default_workers`; ``"auto"`` the same); with a scheduler or a
         config, the number of workers to wait for (default 1).
-    scheduler : the address of a running scheduler (``tcp://host:8786``, ``host:8786``,
+    scheduler : str, optional
+        The address of a running scheduler (``tcp://host:8786``, ``host:8786``,
         ``tls://...``, ``ws://...``).
-    config : a cluster description (``cluster_configs/*.yaml``).
-    connect_timeout : seconds to reach the scheduler (default 10, or the environment
+    config : str, optional
+        A cluster description (``cluster_configs/*.yaml``).
+    connect_timeout : float, optional
+        Seconds to reach the scheduler (default 10, or the environment
         variable ``STEALSEARCH_CONNECT_TIMEOUT``).
-    wait_workers : seconds to wait for workers of a scheduler that has fewer than
+    wait_workers : float, optional
+        Seconds to wait for workers of a scheduler that has fewer than
         needed (default 30); a notice goes to stderr while waiting.
-    force : start a local cluster bigger than the machine (see ``check_worker_count``).
-    announce : print the dashboard's link once on stderr when connected (default: when
+    force : bool
+        Start a local cluster bigger than the machine (see ``check_worker_count``).
+    announce : bool, optional
+        Print the dashboard's link once on stderr when connected (default: when
         stderr is a terminal; the CLI passes False for ``--quiet`` and ``--json``).
-    cancelled : an event that, once set, ends a wait for workers with
+    cancelled : threading.Event, optional
+        An event that, once set, ends a wait for workers with
         :class:`StartCancelled` (the ramp-up's start in the background, abandoned).
     """
     quiet_distributed_logs()
