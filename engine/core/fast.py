@@ -4,17 +4,19 @@ A user subclasses :class:`FastProblem`, describes a node row with a :class:`RowL
 and writes **module-level** functions of a node row (plain Python in numba's subset, or
 already ``@njit``):
 
-``expand(row, out, data) -> n``   write the children of ``row`` into ``out[0]`` ..
-                                  ``out[n - 1]`` (``out`` has ``max_children`` rows of
-                                  ``row_width`` words) and return ``n``.  They are
-                                  pushed in that order: ``out[n - 1]`` is explored
-                                  first.  ``row`` is read-only.
-``bound(row, data) -> int``       (optional; optimise / decide) an upper bound on the
-                                  objective at and below ``row``; a row whose bound is
-                                  ``<= incumbent`` is not expanded.
-``objective(row, data) -> int``   (optional; optimise / decide) the row's value as a
-                                  solution, or :data:`NOT_A_SOLUTION`.
-``is_solution(row, data) -> bool`` (optional; enumerate) whether the row is counted.
+==================================  ==================================================
+``expand(row, out, data) -> n``     write the children of ``row`` into ``out[0]`` ..
+                                    ``out[n - 1]`` (``out`` has ``max_children`` rows of
+                                    ``row_width`` words) and return ``n``.  They are
+                                    pushed in that order: ``out[n - 1]`` is explored
+                                    first.  ``row`` is read-only.
+``bound(row, data) -> int``         (optional; optimise / decide) an upper bound on the
+                                    objective at and below ``row``; a row whose bound is
+                                    ``<= incumbent`` is not expanded.
+``objective(row, data) -> int``     (optional; optimise / decide) the row's value as a
+                                    solution, or :data:`NOT_A_SOLUTION`.
+``is_solution(row, data) -> bool``  (optional; enumerate) whether the row is counted.
+==================================  ==================================================
 
 ``data`` is the tuple :meth:`FastProblem.data` returns (numpy arrays, read-only by
 convention).  The class names the functions (``expand = expand``) and gives ``root()``
