@@ -1,19 +1,21 @@
-# stealsearch: `make demo` (set up + main job), `make test` (set up + all tests), `make bench`.
+# stealsearch: `make demo` (set up + main job), `make test` (set up + all tests), `make bench`,
+# `make docs` (the documentation site).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-full bench-quick venv clean sshd chromium
+.PHONY: demo test bench bench-full bench-quick venv clean sshd chromium docs
 
 venv: $(STAMP)
 
 # (Re)install when the project's metadata changes; an editable install keeps numba's
-# on-disk kernel cache next to the sources, shared by every worker process.
+# on-disk kernel cache next to the sources, shared by every worker process.  The docs
+# extra too: the suite builds the documentation site (tests/docs).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,docs]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -53,6 +55,11 @@ bench-full: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) -m stealsearch.benchmarks.run_all --quick
+
+# The documentation site (docs/: Sphinx, MyST Markdown, the PyData theme) into
+# build/docs/html, warnings as errors; open build/docs/html/index.html.
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -b html docs build/docs/html
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
