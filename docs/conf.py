@@ -38,6 +38,8 @@ suppress_warnings = ["myst.header"]
 # the docstrings are numpy style (Parameters / Returns / Examples sections)
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
+# "a, b : type" stays one entry (the default repeats the text once per name)
+napoleon_use_param = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 
