@@ -27,8 +27,8 @@ RUN = ("sh", "python")
 #: languages a shown block may have: a block in another language (``bash``, ``console``,
 #: ``pycon``, ...) would look runnable and escape the test, so it is refused
 SHOWN = ("", "text", "yaml", "toml", "json")
-#: a caption that names a file: no spaces, a dot or a well-known extension-less name
-FILE_NAME = re.compile(r"^[\w.-]+\.[\w]+$|^Dockerfile$")
+#: a caption that names a file: no spaces, a name and an extension
+FILE_NAME = re.compile(r"^[\w.-]+\.\w+$")
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
