@@ -33,7 +33,7 @@ def test_report_ratios_totals_and_graphs_ours_did_not_run(tmp_path):
                                "--title-suffix", ", 120 s"])
     text = out.read_text()
     assert text.startswith("## Maximum clique: the DIMACS set and BHOSLIB against glasgow and "
-                           "MoMC, 120 s")
+                           "MoMC (issue 23), 120 s")  # the RESULTS.md section it replaces
     row = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in lines if ln.startswith("| ")}
     assert row["solved"][11] == "0.50"                 # 3.0 / 6.0
     assert row["missed"][11] == "> 3.0"                # the limit / MoMC's 40 s
