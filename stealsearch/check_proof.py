@@ -7,7 +7,7 @@ standard library only), and accepts the subset of VeriPB's format ``pseudo-Boole
 proof version 1.x`` (x = 0..2) that the clique proofs use:
 
 ``f N``        load the model's N constraints (ids 1..N)
-``o LITS``     a solution: every variable set, every constraint in the database
+``o LITS``     a solution: every variable named, every constraint in the database
                satisfied; adds "objective <= its value - 1"
 ``p RPN``      cutting planes in reverse Polish notation over constraint ids: ``+``,
                ``K *`` (multiply), ``K d`` (divide, rounding up)
@@ -512,13 +512,13 @@ def _solution(args: list, model: Model, db: Database, verdict: Verdict, number: 
         lit = _literal(tok, model.nvars)
         if seen.setdefault(abs(lit), lit) != lit:
             raise _Syntax(f"variable x{abs(lit)} is set twice")
+    free = [v for v in range(1, model.nvars + 1) if v not in seen]
+    if free:                    # as VeriPB: every variable named, none left to propagation
+        raise _Syntax(f"the solution leaves x{free[0]} unset (and {len(free) - 1} more)")
     conflict, trail = db.propagate(list(seen.values()))
     try:
         if conflict:
             raise _Syntax("the solution violates a constraint (unit propagation conflicts)")
-        free = [v for v in range(1, model.nvars + 1) if db.value[v] == 0]
-        if free:
-            raise _Syntax(f"the solution leaves x{free[0]} unset (and {len(free) - 1} more)")
         for cid, c in db.by_id.items():
             if not c.satisfied_by(db.lit_value):
                 raise _Syntax(f"the solution violates constraint {cid}")
