@@ -320,10 +320,14 @@ class Database:
         # slack = sum of the coefficients of the literals not false - degree, from no
         # literal assigned; each literal made false below takes its coefficient once
         slack = {cid: sum(c.terms.values()) - c.degree for cid, c in general.items()}
+        # a constraint propagates only once its slack is below its largest coefficient
+        largest = {cid: max(c.terms.values(), default=0) for cid, c in general.items()}
         for cid, c in general.items():
             s = slack[cid]
             if s < 0:
                 return True, trail
+            if s >= largest[cid]:
+                continue
             for lit, coef in c.terms.items():
                 if coef > s and not assign(lit):
                     return True, trail
@@ -375,6 +379,8 @@ class Database:
                     s = slack[cid] = slack[cid] - coef
                     if s < 0:
                         return True, trail
+                    if s >= largest[cid]:
+                        continue
                     for lit, cf in c.terms.items():
                         if cf > s and lit_value(lit) == 0 and not assign(lit):
                             return True, trail
