@@ -296,9 +296,9 @@ class Database:
         """Unit propagation from the literals ``assume`` (and the constraint ``extra``,
         not in the database).  Returns (conflict, the literals assigned); the caller
         undoes them with :meth:`undo`."""
-        value, by_id, lit_value = self.value, self.by_id, self.lit_value
-        trail: list = []
-        queue: list = []
+        value, lit_value = self.value, self.lit_value
+        binary, watches, occurs_of = self.binary, self.watches, self.occurs
+        trail: list = []                # the literals set true, in order: also the queue
 
         def assign(lit: int) -> bool:
             """Set ``lit`` true; False if it is false already (a conflict)."""
@@ -307,7 +307,6 @@ class Database:
                 return (v > 0) == (lit > 0)
             value[lit if lit > 0 else -lit] = 1 if lit > 0 else -1
             trail.append(lit)
-            queue.append(lit)
             return True
 
         if self.empty:
@@ -338,13 +337,20 @@ class Database:
             if not assign(lit):
                 return True, trail
         head = 0
-        while head < len(queue):
-            false = -queue[head]
+        while head < len(trail):
+            false = -trail[head]
             head += 1
-            for other, cid in self.binary.get(false, ()):
-                if cid in by_id and not assign(other):
-                    return True, trail
-            watching = self.watches.get(false)
+            # binary clauses (wipe keeps these lists exact): assign inlined, the hot loop
+            for other, _cid in binary.get(false, ()):
+                var = other if other > 0 else -other
+                v = value[var]
+                if v:
+                    if (v > 0) != (other > 0):
+                        return True, trail
+                    continue
+                value[var] = 1 if other > 0 else -1
+                trail.append(other)
+            watching = watches.get(false)
             if watching:
                 keep = []
                 conflict = False
@@ -363,15 +369,15 @@ class Database:
                     for k in range(2, len(lits)):
                         if lit_value(lits[k]) >= 0:
                             lits[1], lits[k] = lits[k], lits[1]
-                            self.watches.setdefault(lits[1], []).append(cid)
+                            watches.setdefault(lits[1], []).append(cid)
                             break
                     else:
                         keep.append(cid)
                         conflict = not assign(lits[0])
-                self.watches[false] = keep
+                watches[false] = keep
                 if conflict:
                     return True, trail
-            for occurs in (self.occurs.get(false, ()), extra_occurs.get(false, ())):
+            for occurs in (occurs_of.get(false, ()), extra_occurs.get(false, ())):
                 for cid, coef in occurs:
                     c = general.get(cid)
                     if c is None:
