@@ -23,14 +23,16 @@ slack of every other constraint.  The proof is accepted (exit 0) only when every
 checks and a contradiction was derived and claimed; anything else is one line saying
 which line failed and why, and exit 1 (2: a file that cannot be read).
 
->>> import os, tempfile
+>>> import os, shutil, tempfile
 >>> d = tempfile.mkdtemp()
->>> _ = open(os.path.join(d, "t.opb"), "w").write(
-...     "* #variable= 2 #constraint= 2\\n1 x1 1 x2 >= 2 ;\\n1 ~x1 1 ~x2 >= 1 ;\\n")
->>> _ = open(os.path.join(d, "t.pbp"), "w").write(
-...     "pseudo-Boolean proof version 1.2\\nf 2\\np 1 2 + ;\\nc 3\\n")
+>>> def write(name, text):
+...     with open(os.path.join(d, name), "w") as fh:
+...         return fh.write(text)
+>>> _ = write("t.opb", "* #variable= 2 #constraint= 2\\n1 x1 1 x2 >= 2 ;\\n1 ~x1 1 ~x2 >= 1 ;\\n")
+>>> _ = write("t.pbp", "pseudo-Boolean proof version 1.2\\nf 2\\np 1 2 + ;\\nc 3\\n")
 >>> check_files(os.path.join(d, "t.opb"), os.path.join(d, "t.pbp")).claimed
 3
+>>> shutil.rmtree(d)
 """
 from __future__ import annotations
 
