@@ -132,6 +132,15 @@ def _put_literal(out, pos, vertex, negated):
     return _put_int(out, pos + 1, vertex + 1)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _put_clause_end(out, pos):
+    """`` >= 1 ;`` and a newline: the end of a clause's line."""
+    for c in (SPACE, 62, 61, SPACE, 49, SPACE, SEMI, NEWLINE):
+        out[pos] = c
+        pos += 1
+    return pos
+
+
 @njit(nogil=True, cache=True)
 def _members(C, order, W, dest):
     """The vertices of the bitset ``C`` (kernel numbering) as graph vertices, sorted,
@@ -270,23 +279,13 @@ def elaborate_colour(recs, start, adj, order, rows, offsets, best, obj_id, temp_
         pos = _put_level(out, pos, 35, lev + 1)
         out[pos] = 117
         pos += 1
-        m = 0
-        for w in range(W):
-            q = recs[i, X0 + w]
-            while q != 0:
-                b = ctz(q)
-                q &= ~(one << b)
-                vs[m] = order[w * 64 + b]
-                m += 1
-        vs[:m].sort()
+        m = _members(recs[i, X0:X0 + W], order, W, vs)
         for j in range(m):
             pos = _put_literal(out, pos, vs[j], True)
         m = _members(CN, order, W, vs)
         for j in range(m):
             pos = _put_literal(out, pos, vs[j], False)
-        for c in (SPACE, 62, 61, SPACE, 49, SPACE, SEMI, NEWLINE):       # " >= 1 ;\n"
-            out[pos] = c
-            pos += 1
+        pos = _put_clause_end(out, pos)
         ncons += 1
         if summands > 0:
             pos = _put_level(out, pos, 119, temp_level)
@@ -386,8 +385,6 @@ def non_edge_lines(rows, n, u, out):
                 out[pos + 3] = 120
                 pos = _put_int(out, pos + 4, u + 1)
                 pos = _put_literal(out, pos, w * 64 + b, True)
-                for c in (SPACE, 62, 61, SPACE, 49, SPACE, SEMI, NEWLINE):
-                    out[pos] = c
-                    pos += 1
+                pos = _put_clause_end(out, pos)
         u += 1
     return pos, u
