@@ -27,7 +27,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
           checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
           connect_timeout: float | None = None, wait_workers: float | None = None,
           force: bool = False, grace: float | None = None,
-          threads_per_worker: int | None = None) -> SearchResult:
+          threads_per_worker: int | None = None, proof=None) -> SearchResult:
     """Search ``problem`` to completion (or until a limit) and return a SearchResult.
 
     Parameters
@@ -90,6 +90,12 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         "auto"'s default: the usable cores); the ramp-up's first phase runs lanes on
         min(usable cores, workers x threads_per_worker) threads (one stack for a problem
         that holds the GIL: :func:`stealsearch.engine.transports.rampup.first_phase_threads`).
+    proof : a file name prefix: the search logs a proof of its answer, and writes the
+        model ``PREFIX.opb`` and the proof ``PREFIX.pbp`` (VeriPB's format; check it with
+        ``stealsearch check-proof PREFIX`` or ``veripb PREFIX.opb PREFIX.pbp``) when it
+        finishes; ``result.info["proof"]`` says what was written.  For a problem that
+        logs proofs (:mod:`stealsearch.engine.core.proof`), on backend "sequential" (one
+        thread), from the root.
 
     Returns
     -------
@@ -122,6 +128,14 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     """
     from .core.problem import check_problem
 
+    if proof is not None:
+        from .core.proof import ProofUnavailable, check_prefix, proof_problem
+
+        check_prefix(proof)
+        if backend != "sequential" or (threads_per_worker or 1) > 1:
+            raise ProofUnavailable("a proof is logged on backend 'sequential' with one "
+                                   "thread (--sequential) in this version")
+        problem = proof_problem(problem)
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
                 cluster_config=cluster_config, client=client, policy=policy,
@@ -129,7 +143,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                 checkpoint_info=checkpoint_info, cut=None, connect_timeout=connect_timeout,
                 wait_workers=wait_workers, force=force, grace=grace,
-                threads_per_worker=threads_per_worker)
+                threads_per_worker=threads_per_worker, proof=proof)
 
 
 def resume(directory: str, problem: Problem | None = None, backend: str = "auto", *,
@@ -145,6 +159,10 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     from .core.problem import check_problem
     from .core.stack import make_stack
 
+    if kwargs.get("proof") is not None:
+        from .core.proof import ProofUnavailable
+        raise ProofUnavailable("a resumed search writes no proof in this version (a proof "
+                               "is logged from the root)")
     manifest = read_manifest(directory)
     if problem is None:
         problem = load_problem(directory, trust=trust)
@@ -158,7 +176,8 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
 def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None, client=None,
          policy=None, time_limit=None, node_limit=None, progress=False, checkpoint=None,
          checkpoint_every=None, checkpoint_info=None, cut=None, connect_timeout=None,
-         wait_workers=None, force=False, grace=None, threads_per_worker=None) -> SearchResult:
+         wait_workers=None, force=False, grace=None, threads_per_worker=None,
+         proof=None) -> SearchResult:
     import numbers
 
     from .deploy import interrupts
@@ -211,7 +230,8 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                              f"place given, not to {backend!r}")
         if backend == "sequential":
             from .transports.sequential import run_sequential
-            return run_sequential(problem, threads=threads_per_worker or 1, **common)
+            return run_sequential(problem, threads=threads_per_worker or 1, proof=proof,
+                                  **common)
         from .transports.dask import run_dask
         if client is not None:
             return run_dask(problem, client, workers=workers, **threads, **common)

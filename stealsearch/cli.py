@@ -27,7 +27,7 @@ def build_parser() -> OneLineParser:
     (:mod:`stealsearch.registry`, in its order), the sweep and reproduce commands, resume."""
     from stealsearch.engine.app.commandline import OneLineParser
 
-    from . import demo, registry, reproduce, sweep
+    from . import check_proof, demo, registry, reproduce, sweep
 
     parser = OneLineParser(
         prog="stealsearch",
@@ -41,6 +41,7 @@ def build_parser() -> OneLineParser:
     registry.register_commands(sub)
     sweep.register(sub)
     reproduce.register(sub)
+    check_proof.register(sub)
     _register_resume(sub)
     return parser
 
@@ -110,7 +111,7 @@ def _strip(argv: list[str]) -> list[str]:
 
 #: options whose value names a file or folder the command writes: never taken from a
 #: stored command (the checkpoint is written into the resumed DIR, the result to stdout)
-_OUTPUT_DESTS = ("checkpoint", "out", "plot", "dendrogram_plot", "save_instance")
+_OUTPUT_DESTS = ("checkpoint", "out", "plot", "dendrogram_plot", "save_instance", "prove")
 
 
 def _search_commands(parser) -> dict:

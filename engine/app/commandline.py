@@ -382,8 +382,9 @@ def backend_from_args(args: argparse.Namespace) -> str:
     return backend
 
 
-def solve_from_args(problem, args: argparse.Namespace):
-    """Run ``stealsearch.engine.solve`` with the backend the flags name (:func:`backend_from_args`)."""
+def solve_from_args(problem, args: argparse.Namespace, proof=None):
+    """Run ``stealsearch.engine.solve`` with the backend the flags name (:func:`backend_from_args`);
+    ``proof``: a file name prefix of the proof the search logs (``solve(..., proof=)``)."""
     from ..solve import solve
 
     check_workers(args)
@@ -421,6 +422,8 @@ def solve_from_args(problem, args: argparse.Namespace):
         from .timing import warm_up
 
         warm_up(problem)        # the printed search time excludes loading the kernel
+    if proof is not None:
+        kwargs["proof"] = proof
     return solve(problem, backend=backend, **where, **kwargs)
 
 

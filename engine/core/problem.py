@@ -308,8 +308,11 @@ def check_problem(problem: Any, policy: Any = None) -> None:
     n_data = len(tuple(problem.kernel_data()))
     star = any(p.kind is p.VAR_POSITIONAL for p in params)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if (len(positional) > len(KERNEL_ARGS) + n_data
-            or (not star and len(positional) != len(KERNEL_ARGS) + n_data)):
+    # parameters with a default may follow (a kernel that is also its own proof kernel
+    # takes the scaffold's arrays there: stealsearch.engine.core.proof)
+    required = [p for p in positional if p.default is p.empty]
+    if (len(required) > len(KERNEL_ARGS) + n_data
+            or (not star and len(positional) < len(KERNEL_ARGS) + n_data)):
         raise ContractError(
             f"{cls}.kernel takes {len(positional)} arguments; the engine calls "
             f"kernel({', '.join(KERNEL_ARGS)}, *data) with {n_data} data arrays from "

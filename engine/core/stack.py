@@ -78,6 +78,9 @@ class LocalStack:
         self.top = 0
         self.counters = np.zeros(problem.n_counters(), dtype=np.int64)
         self.solution = np.zeros(max(1, int(problem.solution_size)), dtype=np.int64)
+        #: a proof's scaffold buffer (:func:`stealsearch.engine.core.proof.attach_scaffold`),
+        #: drained after every kernel call; None when the search logs no proof
+        self.scaffold = None
 
     def __len__(self) -> int:
         return self.top - self.base
@@ -139,6 +142,8 @@ class LocalStack:
             view = self.rows[self.base:]
             top, status, value = self.kernel(view, self.top - self.base, budget, self.mode,
                                              incumbent, self.counters, self.solution, *self.data)
+            if self.scaffold is not None:
+                self.scaffold.drain()
             self.top = self.base + int(top)
             if self.top == self.base:
                 self.base = self.top = 0

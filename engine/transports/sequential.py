@@ -32,6 +32,7 @@ from ..core.loop import EpochRun, Transport, run_epochs
 from ..core.outcome import improve
 from ..core.policy import StealPolicy
 from ..core.problem import IMPROVED, Mode, Problem
+from ..core.proof import ProofParts, ProofUnavailable, attach_scaffold, finish_proof
 from ..core.result import SearchResult, WorkerStats
 from ..core.stack import BudgetTuner, make_stack
 
@@ -54,8 +55,10 @@ class OneStack(Transport):
     idle_worker = NAME
 
     def __init__(self, problem: Problem, *, stack=None, desc: str | None = None,
-                 between_chunks=None):
+                 between_chunks=None, scaffold=None):
         self.stack = stack if stack is not None else make_stack(problem)
+        if scaffold is not None:        # a proof's part: its records, chunk by chunk
+            attach_scaffold(self.stack, scaffold)
         self.tuner = None
         self.between_chunks = between_chunks
         self._desc = desc
@@ -163,18 +166,37 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                    time_limit: float | None = None, node_limit: int | None = None,
                    progress: bool = False, checkpoint: str | None = None,
                    checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
-                   cut: Cut | None = None, estimate=None, threads: int = 1) -> SearchResult:
+                   cut: Cut | None = None, estimate=None, threads: int = 1,
+                   proof=None) -> SearchResult:
     """Run ``problem`` in this process.  ``estimate``: show the fraction done and an ETA
     (default: when ``progress``); a :class:`ProgressEstimator` given here is used (and can
     be read afterwards).  ``threads`` > 1: that many search threads (lanes) on one
-    shared portion (:mod:`stealsearch.engine.transports.lanes`)."""
+    shared portion (:mod:`stealsearch.engine.transports.lanes`).  ``proof``: a file
+    name prefix; the problem (its proof form, :func:`stealsearch.engine.core.proof.proof_problem`)
+    logs its scaffold into one part, and after the search writes ``PREFIX.opb`` and
+    ``PREFIX.pbp`` (one stack only, from the root)."""
     t0 = time.perf_counter()
-    if threads > 1:
+    parts = None
+    if proof is not None:
+        if threads > 1 or cut is not None:
+            raise ProofUnavailable("a proof is logged by one stack from the root: not with "
+                                   "threads or from a checkpoint")
+        parts = ProofParts(proof, problem.proof_record_width)
+        transport = OneStack(problem, scaffold=parts.new_part(NAME))
+    elif threads > 1:
         from .lanes import Lanes
         transport = Lanes(threads)
     else:
         transport = OneStack(problem)
-    return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
-                      node_limit=node_limit, progress=progress, checkpoint=checkpoint,
-                      checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
-                      cut=cut, estimate=estimate, t0=t0)
+    try:
+        result = run_epochs(problem, transport, policy=policy, time_limit=time_limit,
+                            node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                            checkpoint_every=checkpoint_every,
+                            checkpoint_info=checkpoint_info, cut=cut, estimate=estimate,
+                            t0=t0)
+        if parts is not None:
+            finish_proof(problem, proof, result, parts)
+        return result
+    finally:
+        if parts is not None:
+            parts.cleanup()

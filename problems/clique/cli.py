@@ -6,6 +6,7 @@
                        [--k K] [--bound auto|colour|recolour|infra|maxsat|incmaxsat|greedy|sampling|size]
                        [--order degeneracy|degree|colour-sort|iset] [--heuristic amts|greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
+                       [--prove PREFIX]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
     stealsearch factorize GRAPH K     # a k-factorization as a clique in the k-factor graph
 
@@ -19,7 +20,10 @@ nodes, ..., ``solution`` as the graph's labels) with ``graph``, ``n``, ``m``,
 Every reported clique is checked by :func:`stealsearch.problems.clique.verify.check_clique`, which
 reads only the graph: a clique of the reported size always, and maximal too when the
 status is ``optimal``.  An interrupted search reports its incumbent as found (it need
-not be maximal) with the proven bound.
+not be maximal) with the proven bound.  ``--prove PREFIX`` (with ``--sequential``) also
+writes the model ``PREFIX.opb`` and a VeriPB proof ``PREFIX.pbp`` that no larger clique
+exists (:mod:`stealsearch.problems.clique.proof`); ``stealsearch check-proof PREFIX``
+checks it.
 """
 from __future__ import annotations
 
@@ -60,6 +64,10 @@ def register(subparsers) -> None:
     add_backend_arguments(p)
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the result (the --json object, the clique included) to FILE")
+    p.add_argument("--prove", default=None, metavar="PREFIX",
+                   help="write the model PREFIX.opb and a proof PREFIX.pbp of the answer "
+                        "(--mode max or decide, with --sequential); check it with "
+                        "'stealsearch check-proof PREFIX' or 'veripb PREFIX.opb PREFIX.pbp'")
     p.set_defaults(func=run_clique)
 
     d = subparsers.add_parser("design", help="find a t-(v,k,1) design as a maximum clique (seed §1.2)")
@@ -135,13 +143,20 @@ def run_clique(args) -> int:
         from stealsearch.engine.core.inputs import check_output_path
 
         check_output_path(args.out, CliqueInputError)          # before the search
+    if args.prove is not None:
+        from stealsearch.engine.core.proof import check_prefix
+
+        check_prefix(args.prove)                               # before the search
     graph = _load_graph(args)
     problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound, order=args.order,
                             heuristic=args.heuristic)
-    result = solve_from_args(problem, args)
+    result = solve_from_args(problem, args, proof=args.prove)
     _check_optimal_is_maximal(graph, result)
     extra = {"graph": graph.name, "n": graph.n, "m": graph.m}
     lines = [f"  graph          {graph.name}: {graph.n:,} vertices, {graph.m:,} edges"]
+    if args.prove is not None:
+        extra["proof"] = proof = result.info.get("proof", {})
+        lines.append("  proof          " + _proof_line(proof))
     if args.mode not in ("count", "count-maximal"):
         size = None if result.solution is None else len(result.solution)
         extra["clique_size"] = size
@@ -163,6 +178,16 @@ def run_clique(args) -> int:
                                                allow_nan=False) + "\n", CliqueInputError)
     _report(result, extra, args, lines)
     return 0
+
+
+def _proof_line(info: dict) -> str:
+    """What ``--prove`` wrote, in one line."""
+    if not info.get("written"):
+        return f"none written: {info.get('reason', 'no proof logged')}"
+    text = (f"{info['opb']} and {info['pbp']} ({info['pbp_bytes']:,} bytes, "
+            f"{info['records']:,} nodes, bound {info['bound']})")
+    note = info.get("note")
+    return text + (f"; {note}" if note else "")
 
 
 def run_design(args) -> int:

@@ -162,6 +162,8 @@ class CliqueProblem(Problem):
         self.graph = graph
         self.clique_mode = mode
         self.bound = bound
+        #: the bound was ``auto``'s choice (a proof may then pick a logged one)
+        self.bound_chosen = auto
         self.order_name = order
         self.heuristic = heuristic
         self.k = None if k is None else int(k)
@@ -249,6 +251,51 @@ class CliqueProblem(Problem):
         if self.bound in REASON_LEVEL:
             return reason_kernel
         return seed_kernel
+
+    # -- proof logging (the engine's side: stealsearch.engine.core.proof) --------------
+    @property
+    def proof_kernel(self):
+        """The colour kernel logs a scaffold (its records are its rows); no other bound
+        has proof steps yet."""
+        if self.bound == "colour" and self.clique_mode in ("max", "decide"):
+            return colour_kernel
+        return None
+
+    @property
+    def proof_record_width(self) -> int:
+        return self.row_width
+
+    def proof_problem(self) -> "CliqueProblem":
+        """This search as it runs with a proof: itself with the colour bound; with
+        ``auto``'s reasoning bound (``maxsat``, ``incmaxsat``), a copy with the colour
+        bound (same order and initial clique); any other bound or a counting mode is
+        refused (:class:`~stealsearch.engine.core.proof.ProofUnavailable`)."""
+        from stealsearch.engine.core.proof import ProofUnavailable
+
+        if self.clique_mode not in ("max", "decide"):
+            raise ProofUnavailable(f"a proof certifies --mode max or decide, not "
+                                   f"{self.clique_mode}")
+        if self.bound == "colour":
+            return self
+        if not getattr(self, "bound_chosen", False):
+            raise ProofUnavailable(f"the {self.bound} bound logs no proof steps; a proof "
+                                   "logs the colour bound (--bound colour, or auto)")
+        import copy
+
+        logged = copy.copy(self)
+        logged.bound = "colour"
+        logged.proof_note = (f"auto picked {self.bound}, which logs no proof steps; the "
+                             "proof's search used the colour bound")
+        return logged
+
+    def write_proof(self, prefix, result, parts) -> dict:
+        """``PREFIX.opb`` and ``PREFIX.pbp`` of a finished search
+        (:func:`.proof.write_clique_proof`)."""
+        from .proof import write_clique_proof
+
+        info = write_clique_proof(self, prefix, result, parts)
+        note = getattr(self, "proof_note", None)
+        return info if note is None else dict(info, note=note)
 
     def kernel_data(self) -> tuple:
         if self.kernel is seed_kernel:

@@ -12,7 +12,8 @@ from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 
 @njit(nogil=True, cache=True)
-def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
+def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, records=None,
+                  fill=None):
     """Branch and bound with a greedy colouring bound at every node (bound ``colour``).
 
     A kernel of the engine's contract (:mod:`stealsearch.engine.core.problem`) over the
@@ -23,6 +24,12 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
     Re-NUMBER and BBMC's infra-chromatic recolouring are
     :func:`.bounds_reason.reason_kernel`'s; without them the node counts match those of
     MCS-style native solvers (benchmarks/RESULTS.md).
+
+    With ``records`` and ``fill`` it is also the proof kernel of the colour bound (the
+    engine's contract, :mod:`stealsearch.engine.core.proof`): each node it expands is
+    copied, as its row, to ``records[fill[0]]``, and it returns ``BUDGET`` before a node
+    when the buffer is full; the same nodes in the same order.  Without them numba
+    compiles it with no logging at all (the branches on an omitted argument are dropped).
     """
     n = adj.shape[0]
     W = adj.shape[1]
@@ -42,6 +49,9 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
             return top, BUDGET, best
         if top + maxc > cap:
             return top, GROW, best
+        if records is not None:
+            if fill[0] >= records.shape[0]:
+                return top, BUDGET, best
         top -= 1
         r = top
         lev = stack[r, LEVEL]
@@ -49,6 +59,8 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
             continue
         done += 1
         counters[NODES] += 1
+        if records is not None:
+            _record(stack, r, records, fill)
         if lev > counters[MAX_DEPTH]:
             counters[MAX_DEPTH] = lev
         improved = False
@@ -75,3 +87,12 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj):
         if improved:
             return top, IMPROVED, best
     return 0, EMPTY, best
+
+
+@njit(nogil=True, cache=True)
+def _record(stack, r, records, fill):
+    """Row ``r`` of the stack as the next scaffold record."""
+    k = fill[0]
+    for j in range(stack.shape[1]):
+        records[k, j] = stack[r, j]
+    fill[0] = k + 1
