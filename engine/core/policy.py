@@ -60,6 +60,16 @@ class StealPolicy:
     idle_backoff_max: float = 0.004
     #: seed for the random and permutation victim orders.
     seed: int = 0
+    #: time dilation, for the emulated cluster (benchmarks/emulate_cluster.py) only:
+    #: the worker core stretches every kernel chunk to ``dilation`` times its CPU time
+    #: (a sleep after it: no CPU, the GIL released) and multiplies every period of its
+    #: own (back-offs, on-demand waits, reports, grant polls, joins) by it, so that a
+    #: node costs ``dilation`` times more while every ratio of a period to the work
+    #: stays what it is on a real cluster.  Node budgets stay the real ones (the tuner
+    #: times the kernel alone).  What a search counts cannot change: the stretch is a
+    #: sleep after a chunk, between two steps that run in the same order anyway
+    #: (stealsearch.engine.core.worker, "Dilation").  1 (the default): off, no cost.
+    dilation: float = 1.0
 
     def __post_init__(self):
         for name in ("k", "release_threshold", "acquire", "budget", "max_budget"):
@@ -75,6 +85,8 @@ class StealPolicy:
             raise ValueError("StealPolicy.chunk_seconds must be > 0 or None")
         if self.idle_backoff <= 0:
             raise ValueError("StealPolicy.idle_backoff must be > 0")
+        if not (isinstance(self.dilation, (int, float)) and 1 <= self.dilation < float("inf")):
+            raise ValueError(f"StealPolicy.dilation must be a number >= 1, got {self.dilation!r}")
 
     def with_(self, **changes) -> "StealPolicy":
         return replace(self, **changes)

@@ -64,6 +64,8 @@ DEMAND_POLL = 0.0005
 LANE_JOIN_GRACE = 5.0
 #: seconds a synchronous peer call may wait beyond its timeout for the host's loop
 LOOP_GRACE = 5.0
+#: seconds between two tries of a message to rank 0 before it has started the epoch
+POST_RETRY = 0.005
 
 
 class Lane:
@@ -78,6 +80,38 @@ class Lane:
         self.chunks = 0
         self.idle_seconds = 0.0
         self.busy_seconds = 0.0
+
+
+class Periods:
+    """The worker's waits, in seconds of this run: the real cluster's, times the
+    policy's ``dilation`` (1: the constants above as they are).
+
+    Dilation (the emulated cluster, benchmarks/emulate_cluster.py): a chunk of the kernel
+    is followed by a sleep that makes it last ``dilation`` times its CPU time
+    (:meth:`WorkerSearch._stretch`), and every wait below is that many times longer, as
+    are the epoch's own (the peer timeout and the client's waits, scaled by
+    :func:`stealsearch.engine.transports.dask.timeouts.dilated`; the epoch's length, the
+    caller's ``checkpoint_every``).  Off (``dilation`` 1), a chunk costs two tests of a
+    local flag more than it would without the seam, and every wait is its constant.
+    Why it cannot change what a search counts: the stretch is a sleep on the lane's own
+    thread between the end of a chunk and the RELEASE that follows it, two steps that
+    happen in that order anyway; a longer wait only changes *when* a lane, a thief or
+    the supervisor acts, never what a locked step does.  The kernel, the budget (the
+    tuner times the kernel alone), RELEASE, ACQUIRE, STEAL, the credit and the cut are
+    the code they are without it, and every interleaving a dilated run produces is
+    one an undilated run can produce on a slower machine."""
+
+    def __init__(self, policy):
+        d = self.dilation = float(policy.dilation)
+        self.report = REPORT_INTERVAL * d
+        self.grant_poll = GRANT_POLL * d
+        self.demand_wait = DEMAND_WAIT_CHUNKS * (policy.chunk_seconds or 0.005) * d
+        self.demand_poll = DEMAND_POLL * d
+        self.lane_join_grace = LANE_JOIN_GRACE * d
+        self.loop_grace = LOOP_GRACE * d
+        self.retry = POST_RETRY * d
+        self.backoff = policy.idle_backoff * d
+        self.backoff_max = policy.idle_backoff_max * d
 
 
 class WorkerSearch:
@@ -125,6 +159,7 @@ class WorkerSearch:
         self.rank = rank
         self.peers = spec.peers
         self.policy = spec.policy
+        self.periods = Periods(self.policy)
         n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
         self.stack = self.lanes[0].stack        # the dealt rows start on lane 0
@@ -194,12 +229,11 @@ class WorkerSearch:
                 "shared": len(self.shared)}
 
     async def _steal_on_demand(self, k, half):
-        wait = DEMAND_WAIT_CHUNKS * (self.policy.chunk_seconds or 0.005)
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + self.periods.demand_wait
         rows = credit = None
         while rows is None and self.shared.wanted and time.monotonic() < deadline \
                 and not self.stop_event.is_set():
-            await asyncio.sleep(DEMAND_POLL)
+            await asyncio.sleep(self.periods.demand_poll)
             rows, credit = self.shared.steal(k, half)
         return self._steal_reply(rows, credit)
 
@@ -247,7 +281,7 @@ class WorkerSearch:
 
         self.worker.loop.add_callback(call)
         try:
-            return reply.result(timeout + LOOP_GRACE)
+            return reply.result(timeout + self.periods.loop_grace)
         except concurrent.futures.TimeoutError:
             raise TimeoutError(f"{op} to {self.peers[to]}: the host's loop did not run the "
                                "call") from None
@@ -277,7 +311,7 @@ class WorkerSearch:
                         # rank 0 has not started the epoch yet (or has ended it)
                         if self.stop_event.is_set() or time.monotonic() > deadline:
                             return
-                        await asyncio.sleep(0.005)
+                        await asyncio.sleep(self.periods.retry)
                         continue
                     if on_reply is not None and reply not in (NOT_READY, GONE):
                         on_reply(reply)
@@ -351,7 +385,7 @@ class WorkerSearch:
             now = time.time()
             if now >= next_report:
                 self._report()
-                next_report = now + REPORT_INTERVAL
+                next_report = now + self.periods.report
             if deadline is not None and now >= deadline:
                 self.stop_reason = self.stop_reason or "time_limit"
                 self.request_stop("time_limit")
@@ -364,7 +398,7 @@ class WorkerSearch:
                 break         # a stop message, a decision, a failure
         self.stop_event.set()     # every lane leaves its loop after its chunk
         stuck = []
-        join_by = time.monotonic() + self.spec.peer_timeout + LANE_JOIN_GRACE
+        join_by = time.monotonic() + self.spec.peer_timeout + self.periods.lane_join_grace
         for t, lane in zip(threads, self.lanes):
             t.join(max(0.0, join_by - time.monotonic()))
             if t.is_alive():
@@ -389,8 +423,10 @@ class WorkerSearch:
 
     def _lane_loop(self, lane: Lane) -> None:
         pol, shared, stack, tuner = self.policy, self.shared, lane.stack, lane.tuner
+        periods = self.periods
+        dilated = periods.dilation != 1.0
         stop = self.stop_event
-        backoff = pol.idle_backoff
+        backoff = periods.backoff
         idle_since = None
         try:
             while not stop.is_set():
@@ -410,14 +446,18 @@ class WorkerSearch:
                         # time checks meanwhile, so a grant-starved worker still ends
                         # its epoch at the cut like every other
                         self._ask_grant()
-                        stop.wait(GRANT_POLL)
+                        stop.wait(periods.grant_poll)
                         continue
                     before = stack.nodes
+                    if dilated:
+                        cpu0, wall0 = time.thread_time(), time.perf_counter()
                     try:
                         status, value = tuner.run(stack, self.incumbent,
                                                   cap=want if cap is None else cap)
                     finally:
                         self._settle(cap, stack.nodes - before)
+                    if dilated:
+                        self._stretch(cpu0, wall0)
                     lane.chunks += 1
                     if status == IMPROVED:
                         self._improved(value, lane)
@@ -437,7 +477,7 @@ class WorkerSearch:
                 rows = shared.acquire(pol.acquire, lane)       # ACQUIRE
                 if rows is not None:
                     stack.push(rows)
-                    backoff = pol.idle_backoff
+                    backoff = periods.backoff
                     continue
                 if idle_since is None:
                     idle_since = time.time()
@@ -452,15 +492,24 @@ class WorkerSearch:
                     finally:
                         self.thief.release()
                     if found:
-                        backoff = pol.idle_backoff
+                        backoff = periods.backoff
                         continue
                     stop.wait(backoff)      # a round of peers found nothing: back off
-                    backoff = min(backoff * 2, pol.idle_backoff_max)
+                    backoff = min(backoff * 2, periods.backoff_max)
                 else:
-                    shared.wait_for_rows(pol.idle_backoff_max)   # a sibling releases
+                    shared.wait_for_rows(periods.backoff_max)   # a sibling releases
         finally:
             if idle_since is not None:
                 lane.idle_seconds += time.time() - idle_since
+
+    def _stretch(self, cpu0: float, wall0: float) -> None:
+        """Dilation (:class:`Periods`): make the chunk just run last ``dilation`` times
+        the CPU time its thread spent in it (CPU time, not wall time: a lane that waited
+        for a core on a crowded machine is not charged for the wait).  The sleep ends
+        early on a stop, as a chunk's end would come at once after it."""
+        wait = self.periods.dilation * (time.thread_time() - cpu0) - (time.perf_counter() - wall0)
+        if wait > 0:
+            self.stop_event.wait(wait)
 
     def _findwork(self, lane: Lane) -> bool:
         """Poll victims in policy order; STEAL from the first with shared rows."""

@@ -318,3 +318,36 @@ def test_credit_stays_while_any_lane_holds_rows():
     assert c.active and sp.active == 1 and sp.credit_exp == 3 and sp.hungry == 2
     with pytest.raises(AssertionError):
         sp.receive_credit(4, a)             # a second credit while holding one: impossible
+
+
+def test_dilation_stretches_every_chunk_and_counts_stay(monkeypatch):
+    """The emulated cluster's seam (StealPolicy.dilation): every chunk of every lane is
+    followed by its stretch, every worker period is D times the real one, and the
+    count, the rows and the credit are what they are undilated; off, no chunk is
+    stretched."""
+    from stealsearch.engine.core import worker as worker_mod
+    from stealsearch.engine.transports.dask import timeouts
+
+    stretched = []
+    real_stretch = WorkerSearch._stretch
+    monkeypatch.setattr(WorkerSearch, "_stretch",
+                        lambda self, cpu0, wall0: (stretched.append(1),
+                                                   real_stretch(self, cpu0, wall0)))
+    p = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 7 -b 4 -r 19"))
+    expected = run_sequential(p).count
+    for dilation in (1.0, 3.0):
+        stretched.clear()
+        pol = StealPolicy(budget=200, chunk_seconds=None, dilation=dilation)
+        out = run_epoch_here(p, frontier(p), threads=2, policy=pol)
+        assert out.coordinator["stop_reason"] == "exhausted" and conserved(out)
+        assert int(out.counters[0]) == expected and len(out.rows) == 0
+        assert len(stretched) == (out.stats.chunks if dilation > 1 else 0)
+        periods = worker_mod.Periods(pol)
+        assert periods.backoff == pol.idle_backoff * dilation
+        assert periods.report == worker_mod.REPORT_INTERVAL * dilation
+    saved = timeouts.PEER_TIMEOUT, timeouts.LOAD_RATE
+    with timeouts.dilated(4.0):
+        assert timeouts.PEER_TIMEOUT == 4 * saved[0] and timeouts.LOAD_RATE == saved[1] / 4
+    assert (timeouts.PEER_TIMEOUT, timeouts.LOAD_RATE) == saved
+    with pytest.raises(ValueError, match="dilation"):
+        StealPolicy(dilation=0.5)
