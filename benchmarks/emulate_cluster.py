@@ -61,6 +61,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import statistics
 import sys
 import threading
@@ -148,6 +149,9 @@ def sequential_oracle(problem) -> dict:
     cpu0 = time.process_time()
     r = solve(problem, backend="sequential")
     cpu = time.process_time() - cpu0
+    if r.status not in ("exhausted", "optimal"):      # a signal or a limit cut it short
+        raise RuntimeError(f"the sequential search of {describe(problem)} ended "
+                           f"{r.status!r}: no expected count")
     return {"count": r.count, "nodes": r.nodes, "objective": r.objective,
             "node_cpu_seconds": cpu / max(1, r.nodes), "cpu_seconds": cpu,
             "status": r.status}
@@ -203,7 +207,9 @@ class CpuMeter:
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.t0
-        self.cpu = sum(max(0.0, _proc_cpu(p) - c) for p, c in self.cpu0.items())
+        #: CPU seconds of each process over the block
+        self.by_pid = {p: max(0.0, _proc_cpu(p) - c) for p, c in self.cpu0.items()}
+        self.cpu = sum(self.by_pid.values())
         busy, total = _machine_jiffies()
         self.machine_busy = (busy - self.jiffies0[0]) / max(1, total - self.jiffies0[1])
 
@@ -338,6 +344,8 @@ class Emulation:
         exact = (r.count == oracle["count"]) if oracle["count"] is not None else \
             (r.objective == oracle["objective"] and r.status == "optimal" and bool(r.verified))
         node_seconds = D * oracle["node_cpu_seconds"]
+        run_c = sum(meter.by_pid.get(p.pid, 0.0) for ps in self.bed.workers for p in ps) \
+            / max(1, r.nodes)
         out = {
             "tree": describe(problem), "count": r.count, "expected_count": oracle["count"],
             "objective": r.objective, "expected_objective": oracle["objective"],
@@ -363,6 +371,12 @@ class Emulation:
             "epoch_seconds": every / D, "peer_timeout": pt,
             "harness_cpu_cores": meter.cores, "machine_busy_share": meter.machine_busy,
             "kernel_cpu_cores": oracle["node_cpu_seconds"] * r.nodes / max(1e-9, meter.seconds),
+            # the node's cost in this run: the workers' CPU (their loops' too: an upper
+            # bound) per node.  On a saturated machine it exceeds the oracle's (cores
+            # shared with other tenants run slower), and the efficiency on it is the
+            # fairer figure; the two bracket the truth
+            "run_node_cpu_seconds": run_c,
+            "efficiency_at_run_cost": r.nodes * D * run_c / (cores * r.search_seconds),
             "machine_cores": os.cpu_count(), "load_average": os.getloadavg()[0],
             # the harness must leave the machine room: a saturated machine wakes the
             # stretches and the proxy late, and the emulated periods grow with it
@@ -493,6 +507,8 @@ def main(argv=None) -> int:
     from .common import commit, cpu_model
 
     cleanup_leftovers("ssemu")
+    for sig in (signal.SIGTERM, signal.SIGHUP):     # a SIGTERM still removes the testbed
+        signal.signal(sig, lambda *_: sys.exit(1))
     policy = StealPolicy(**parse_policy(args.policy))
     cores = args.machines * args.lanes
     problem, oracle = calibrate(args.tree, args.ideal_seconds, args.cpu_share)
