@@ -371,12 +371,9 @@ class Emulation:
             "epoch_seconds": every / D, "peer_timeout": pt,
             "harness_cpu_cores": meter.cores, "machine_busy_share": meter.machine_busy,
             "kernel_cpu_cores": oracle["node_cpu_seconds"] * r.nodes / max(1e-9, meter.seconds),
-            # the node's cost in this run: the workers' CPU (their loops' too: an upper
-            # bound) per node.  On a saturated machine it exceeds the oracle's (cores
-            # shared with other tenants run slower), and the efficiency on it is the
-            # fairer figure; the two bracket the truth
-            "run_node_cpu_seconds": run_c,
-            "efficiency_at_run_cost": r.nodes * D * run_c / (cores * r.search_seconds),
+            # the workers' CPU per node: the kernels' and the event loops', lanes'
+            # polls and heartbeats (real, not dilated: what the harness itself costs)
+            "worker_cpu_per_node": run_c,
             "machine_cores": os.cpu_count(), "load_average": os.getloadavg()[0],
             # the harness must leave the machine room: a saturated machine wakes the
             # stretches and the proxy late, and the emulated periods grow with it
