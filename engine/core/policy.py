@@ -39,6 +39,19 @@ class StealPolicy:
     steal_half: bool = True
     #: victims polled per FINDWORK round before the worker backs off (0 = all peers).
     polling: int = 0
+    #: victims a thief asks at once: the round's victims are polled ``probes`` at a
+    #: time, concurrently, and the thief keeps every row that comes back.  1 (the
+    #: paper's) pays one round trip per victim, so a round over n peers lasts n - 1
+    #: round trips; more probes find a victim with rows in fewer round trips, at the cost
+    #: of steals that may bring more rows than one lane needs (its siblings share them).
+    probes: int = 1
+    #: rows a worker keeps in its shared portion for thieves: while the portion holds
+    #: fewer, a lane releases the bottom row of its stack (its largest subtree) after
+    #: each chunk, if it holds two rows or more.  0 (the default): only the threshold
+    #: and on-demand releases.  A multi-lane worker whose lanes' stacks stay under the
+    #: threshold otherwise answers a remote thief only on demand, a chunk later, with
+    #: one row: far too little for a machine of idle lanes.
+    reserve: int = 0
     #: node expansions of the first kernel call (a chunk); with ``chunk_seconds`` set,
     #: later chunks adapt so that one lasts about that long.
     budget: int = 2_000
@@ -78,6 +91,10 @@ class StealPolicy:
                 raise ValueError(f"StealPolicy.{name} must be a positive integer, got {value!r}")
         if self.polling < 0:
             raise ValueError(f"StealPolicy.polling must be >= 0, got {self.polling}")
+        if not isinstance(self.probes, int) or self.probes < 1:
+            raise ValueError(f"StealPolicy.probes must be a positive integer, got {self.probes!r}")
+        if not isinstance(self.reserve, int) or self.reserve < 0:
+            raise ValueError(f"StealPolicy.reserve must be an integer >= 0, got {self.reserve!r}")
         if self.victims not in VICTIM_ORDERS:
             raise ValueError(f"StealPolicy.victims must be one of {', '.join(VICTIM_ORDERS)}, "
                              f"got {self.victims!r}")

@@ -162,8 +162,10 @@ class WorkerSearch:
         self.periods = Periods(self.policy)
         n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
-        self.stack = self.lanes[0].stack        # the dealt rows start on lane 0
-        self.stack.push(rows)
+        self.stack = self.lanes[0].stack
+        for i, lane in enumerate(self.lanes):   # the dealt rows, round-robin over the lanes
+            if i < len(rows):
+                lane.stack.push(rows[i::n_lanes])
         self.shared = SharedPortion(self.stack.codec, lanes=n_lanes,
                                     steal_order=getattr(problem, "steal_order", "oldest"))
         self.victims = VictimOrder(self.policy, rank, len(self.peers))
@@ -262,29 +264,39 @@ class WorkerSearch:
             self.failed_peers.add(self.peers[peer])
         self.stop_event.set()
 
-    def _call(self, to: int, op: str, **kwargs):
-        """Synchronous request/reply to a peer's handler, from a search thread: the call
-        runs on the host's loop, this thread waits for its reply (at most the peer
-        timeout, and a little more for the loop to take it)."""
+    def _calls(self, targets, op: str, **kwargs) -> list:
+        """Synchronous requests/replies to peers' handlers, from a search thread, all at
+        once: the calls run on the host's loop, this thread waits for every reply (each
+        at most the peer timeout, and a little more for the loop to take it).  Returns
+        ``[(peer, reply or the exception it raised)]`` in the order of ``targets``."""
         timeout = self.spec.peer_timeout
-        reply: concurrent.futures.Future = concurrent.futures.Future()
+        replies = []
+        for to in targets:
+            reply: concurrent.futures.Future = concurrent.futures.Future()
 
-        async def call():
+            async def call(to=to, reply=reply):
+                try:
+                    rpc = self.worker.rpc(self.peers[to])
+                    reply.set_result(await asyncio.wait_for(
+                        getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
+                                                       epoch=self.spec.epoch, **kwargs),
+                        timeout))
+                except BaseException as exc:       # the caller sees it as its own
+                    reply.set_exception(exc)
+
+            self.worker.loop.add_callback(call)
+            replies.append(reply)
+        out = []
+        wait_until = time.monotonic() + timeout + self.periods.loop_grace
+        for to, reply in zip(targets, replies):
             try:
-                rpc = self.worker.rpc(self.peers[to])
-                reply.set_result(await asyncio.wait_for(
-                    getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
-                                                   epoch=self.spec.epoch, **kwargs),
-                    timeout))
-            except BaseException as exc:       # the caller sees it as its own
-                reply.set_exception(exc)
-
-        self.worker.loop.add_callback(call)
-        try:
-            return reply.result(timeout + self.periods.loop_grace)
-        except concurrent.futures.TimeoutError:
-            raise TimeoutError(f"{op} to {self.peers[to]}: the host's loop did not run the "
-                               "call") from None
+                out.append((to, reply.result(max(0.0, wait_until - time.monotonic()))))
+            except concurrent.futures.TimeoutError:
+                out.append((to, TimeoutError(f"{op} to {self.peers[to]}: the host's loop "
+                                             "did not run the call")))
+            except BaseException as exc:
+                out.append((to, exc))
+        return out
 
     def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, on_done=None,
               **kwargs) -> None:
@@ -468,10 +480,11 @@ class WorkerSearch:
                         shared.release(stack.take_bottom(pol.k))
                     # work on demand (stealsearch.engine.core.stealstack, "Work shared on
                     # demand"): a sibling lane is idle, or a peer's steal found the portion
-                    # empty, and it still is: split this stack at its bottom (it keeps >= 1
+                    # empty, and it still is; or the portion holds less than the policy's
+                    # reserve for thieves: split this stack at its bottom (it keeps >= 1
                     # row), whatever the threshold
-                    if (shared.hungry > 0 or shared.wanted) and not len(shared) \
-                            and len(stack) > 1:
+                    keep = max(pol.reserve, 1 if shared.hungry > 0 or shared.wanted else 0)
+                    if len(shared) < keep and len(stack) > 1:
                         shared.release(stack.take_bottom(ON_DEMAND_ROWS))
                     continue
                 rows = shared.acquire(pol.acquire, lane)       # ACQUIRE
@@ -512,28 +525,63 @@ class WorkerSearch:
             self.stop_event.wait(wait)
 
     def _findwork(self, lane: Lane) -> bool:
-        """Poll victims in policy order; STEAL from the first with shared rows."""
-        st = self.stats
-        for victim in self.victims.round():
+        """Poll victims in policy order, ``probes`` at a time (concurrently); STEAL from
+        every one of them with shared rows.
+
+        Several replies may bring rows.  Each is a STEAL made under its victim's lock
+        (the rows left the victim with half its credit), and this thread keeps them all:
+        it waits for every reply of the group before it goes on, so none is in flight
+        when its epoch can end (the cut argument of stealsearch.engine.core.epochs).  The
+        first reply's credit becomes this worker's; every further one goes straight back
+        to the coordinator, which is Mattern's rule for a worker that holds credit
+        already: the credit out stays the credit of the rows out, and this worker holds
+        some for as long as it holds rows, so the search cannot be declared exhausted
+        before they are searched."""
+        st, pol = self.stats, self.policy
+        order = self.victims.round()
+        found = False
+        for i in range(0, len(order), pol.probes):
             if self.stop_event.is_set():
-                return False
-            st.steals_tried += 1
-            try:
-                reply = self._call(victim, "steal", k=self.policy.k, half=self.policy.steal_half)
-            except Exception as exc:
+                return found
+            group = order[i:i + pol.probes]
+            st.steals_tried += len(group)
+            failed = None
+            for victim, reply in self._calls(group, "steal", k=pol.k, half=pol.steal_half):
+                if isinstance(reply, BaseException):
+                    failed = failed or (victim, reply)
+                    continue
+                if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
+                    continue
+                self.victims.known_sizes[victim] = reply.get("shared", 0)
+                if reply.get("n"):
+                    rows = self.shared.codec.decode(reply["rows"])
+                    if found:
+                        self._post(0, "credit", retry_not_ready=True, exponent=reply["credit"])
+                    else:
+                        self.shared.receive_credit(reply["credit"], lane)
+                    lane.stack.push(rows)
+                    found = True
+                    st.steals_succeeded += 1
+                    st.rows_stolen += len(rows)
+            if failed is not None:
+                victim, exc = failed
                 self._fail(f"steal from {self.peers[victim]} failed: {exc!r}", victim)
-                return False
-            if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
-                continue
-            self.victims.known_sizes[victim] = reply.get("shared", 0)
-            if reply.get("n"):
-                rows = self.shared.codec.decode(reply["rows"])
-                self.shared.receive_credit(reply["credit"], lane)
-                lane.stack.push(rows)
-                st.steals_succeeded += 1
-                st.rows_stolen += len(rows)
+                return found
+            if found:
+                self._share_with_siblings(lane)
                 return True
         return False
+
+    def _share_with_siblings(self, lane: Lane) -> None:
+        """After a steal from a peer: the idle siblings' shares of the rows go to the shared
+        portion (its bottom rows, the largest subtrees), where each acquires its own
+        (:meth:`~stealsearch.engine.core.stealstack.SharedPortion.acquire`), instead of
+        waiting for this lane to split its stack a row a chunk.  A RELEASE like any
+        other: the rows move under the portion's lock."""
+        idle, stack = self.shared.hungry, lane.stack
+        if idle > 0 and len(stack) > 1:
+            keep = max(1, len(stack) // (idle + 1))
+            self.shared.release(stack.take_bottom(len(stack) - keep))
 
     def _improved(self, value: int, lane: Lane) -> None:
         with self.best_lock:       # lanes improve concurrently: one best, one history

@@ -207,7 +207,8 @@ def test_grant_starved_worker_ends_when_rank_0_is_gone():
 def test_randomized_workers_threads_policy_uts(seed, cluster4):
     rng = random.Random(100 + seed)
     workers, threads = rng.choice([1, 2, 3]), rng.choice([1, 2, 3])
-    pol = random_policy(rng).with_(victims=rng.choice(["ring", "random", "richest"]))
+    pol = random_policy(rng).with_(victims=rng.choice(["ring", "random", "richest"]),
+                                   probes=rng.choice([1, 2, 3]), reserve=rng.choice([0, 2]))
     tree, count = (UTSProblem.preset("T1"), T1) if seed == 0 else (SMALL, SMALL_COUNT)
     r = solve(tree, client=cluster4, workers=workers, threads_per_worker=threads, policy=pol,
               checkpoint_every=rng.choice([0.1, 5.0]))
@@ -306,9 +307,11 @@ def test_credit_stays_while_any_lane_holds_rows():
     assert (sp.active, sp.hungry) == (1, 2)
     for _ in range(3):                      # A keeps working: B and C stay idle, credit stays
         assert sp.return_credit_if_empty(b) is None
-    sp.release(np.zeros((4, 2), np.int64))  # A feeds a hungry sibling
-    assert len(sp.acquire(8, b)) == 4 and b.active and sp.active == 2
-    assert sp.return_credit_if_empty(a) is None        # B now holds rows
+    sp.release(np.zeros((4, 2), np.int64))  # A feeds its hungry siblings
+    assert len(sp.acquire(8, b)) == 2 and b.active and sp.active == 2   # B's share: 2 idle
+    assert len(sp.acquire(8, c)) == 2 and c.active and sp.active == 3   # C's: the rest
+    assert sp.return_credit_if_empty(a) is None        # B and C now hold rows
+    assert sp.return_credit_if_empty(c) is None        # B still does
     rows, e = sp.steal(1, False)            # a thief may not take from an empty portion
     assert rows is None
     assert sp.return_credit_if_empty(b) == 0           # the last lane ran dry: credit 2^0
@@ -351,3 +354,28 @@ def test_dilation_stretches_every_chunk_and_counts_stay(monkeypatch):
     assert (timeouts.PEER_TIMEOUT, timeouts.LOAD_RATE) == saved
     with pytest.raises(ValueError, match="dilation"):
         StealPolicy(dilation=0.5)
+
+
+def test_concurrent_probes_keep_every_reply_and_its_credit():
+    """``probes`` 2: both victims (stand-ins that always give the whole tree's root rows
+    and credit 2^-40) answer each round with rows.  The thief keeps every reply's rows,
+    takes the first credit and sends the second back at once; at the cut, the nodes done
+    plus the rows left searched on are the tree's count once for its own rows and once
+    for each reply: nothing lost, nothing twice; the credit back is its own plus every
+    stolen credit but the one it holds."""
+    from stealsearch.engine.core.stack import RowCodec
+
+    p = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 6 -b 4 -r 19"))
+    full = run_sequential(p).count
+    rows = frontier(p)
+    e = 40
+    reply = {"rows": RowCodec(rows.shape[1]).encode(rows), "n": len(rows), "credit": e,
+             "shared": len(rows)}
+    out = run_epoch_here(p, rows, peers=3, rank=0, threads=2, epoch_seconds=0.3,
+                         policy=StealPolicy(probes=2), peer_reply=reply)
+    assert out.failure is None and out.stop_reason == "cut"
+    k = out.stats.steals_succeeded
+    assert k >= 2 and k % 2 == 0, "every round's two replies both kept"
+    assert rest_count(p, out) == full * (1 + k)
+    back = out.coordinator["credit_returned"] - 1          # its own credit came back first
+    assert round(back * 2 ** e) in (k - 1, k), (back * 2 ** e, k)
