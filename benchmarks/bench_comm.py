@@ -27,7 +27,7 @@ class RowActor:
         return self.rows[:k] if k else None
 
 
-def time_handler(peer, k):
+def time_handler(peer, k, calls=CALLS):
     from distributed import get_worker
     from distributed.utils import sync
 
@@ -38,7 +38,7 @@ def time_handler(peer, k):
                                                    half=False)
 
     out = []
-    for _ in range(CALLS):
+    for _ in range(calls):
         t = time.perf_counter()
         sync(w.loop, call)
         out.append(time.perf_counter() - t)
@@ -64,6 +64,13 @@ def fill_shared(dask_worker=None):
     entry.stack = Stack()
     entry.shared = Bottomless(Stack.codec)
     dask_worker.extensions[EXTENSION_NAME].searches[("bench-comm", 0)] = entry
+
+
+def unfill_shared(dask_worker=None):
+    """Remove :func:`fill_shared`'s entry (a worker that goes on searching)."""
+    from stealsearch.engine.transports.dask import EXTENSION_NAME
+
+    dask_worker.extensions[EXTENSION_NAME].searches.pop(("bench-comm", 0), None)
 
 
 def time_actor(actor, k):

@@ -39,7 +39,6 @@ import atexit
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -47,41 +46,10 @@ import subprocess
 import sys
 import time
 
+from .netns import free_port, netem_available, sh, skip_reason
+
 PREFIX = "sslat"
 PY = sys.executable
-
-
-def skip_reason() -> str | None:
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "not root: network namespaces and veth pairs need CAP_NET_ADMIN"
-    if shutil.which("ip") is None:
-        return "iproute2's `ip` is not installed"
-    if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
-        return "`ip netns` is unavailable"
-    return None
-
-
-def sh(*args, check=True):
-    r = subprocess.run(list(args), capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {r.stderr.strip()}")
-    return r
-
-
-def netem_available() -> bool:
-    if shutil.which("tc") is None:
-        return False
-    r = sh("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms", check=False)
-    if r.returncode == 0:
-        sh("tc", "qdisc", "del", "dev", "lo", "root", check=False)
-        return True
-    return False
-
-
-def free_port(host="127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def cleanup_leftovers() -> list[str]:

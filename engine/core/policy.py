@@ -39,6 +39,19 @@ class StealPolicy:
     steal_half: bool = True
     #: victims polled per FINDWORK round before the worker backs off (0 = all peers).
     polling: int = 0
+    #: victims a thief asks at once: the round's victims are polled ``probes`` at a
+    #: time, concurrently, and the thief keeps every row that comes back.  1 (the
+    #: paper's) pays one round trip per victim, so a round over n peers lasts n - 1
+    #: round trips; more probes find a victim with rows in fewer round trips, at the cost
+    #: of steals that may bring more rows than one lane needs (its siblings share them).
+    probes: int = 1
+    #: rows a worker keeps in its shared portion for thieves: while the portion holds
+    #: fewer, a lane releases the bottom row of its stack (its largest subtree) after
+    #: each chunk, if it holds two rows or more.  0 (the default): only the threshold
+    #: and on-demand releases.  A multi-lane worker whose lanes' stacks stay under the
+    #: threshold otherwise answers a remote thief only on demand, a chunk later, with
+    #: one row: far too little for a machine of idle lanes.
+    reserve: int = 0
     #: node expansions of the first kernel call (a chunk); with ``chunk_seconds`` set,
     #: later chunks adapt so that one lasts about that long.
     budget: int = 2_000
@@ -60,6 +73,16 @@ class StealPolicy:
     idle_backoff_max: float = 0.004
     #: seed for the random and permutation victim orders.
     seed: int = 0
+    #: time dilation, for the emulated cluster (benchmarks/emulate_cluster.py) only:
+    #: the worker core stretches every kernel chunk to ``dilation`` times its CPU time
+    #: (a sleep after it: no CPU, the GIL released) and multiplies every period of its
+    #: own (back-offs, on-demand waits, reports, grant polls, joins) by it, so that a
+    #: node costs ``dilation`` times more while every ratio of a period to the work
+    #: stays what it is on a real cluster.  Node budgets stay the real ones (the tuner
+    #: times the kernel alone).  What a search counts cannot change: the stretch is a
+    #: sleep after a chunk, between two steps that run in the same order anyway
+    #: (stealsearch.engine.core.worker, "Dilation").  1 (the default): off, no cost.
+    dilation: float = 1.0
 
     def __post_init__(self):
         for name in ("k", "release_threshold", "acquire", "budget", "max_budget"):
@@ -68,6 +91,10 @@ class StealPolicy:
                 raise ValueError(f"StealPolicy.{name} must be a positive integer, got {value!r}")
         if self.polling < 0:
             raise ValueError(f"StealPolicy.polling must be >= 0, got {self.polling}")
+        if not isinstance(self.probes, int) or self.probes < 1:
+            raise ValueError(f"StealPolicy.probes must be a positive integer, got {self.probes!r}")
+        if not isinstance(self.reserve, int) or self.reserve < 0:
+            raise ValueError(f"StealPolicy.reserve must be an integer >= 0, got {self.reserve!r}")
         if self.victims not in VICTIM_ORDERS:
             raise ValueError(f"StealPolicy.victims must be one of {', '.join(VICTIM_ORDERS)}, "
                              f"got {self.victims!r}")
@@ -75,6 +102,8 @@ class StealPolicy:
             raise ValueError("StealPolicy.chunk_seconds must be > 0 or None")
         if self.idle_backoff <= 0:
             raise ValueError("StealPolicy.idle_backoff must be > 0")
+        if not (isinstance(self.dilation, (int, float)) and 1 <= self.dilation < float("inf")):
+            raise ValueError(f"StealPolicy.dilation must be a number >= 1, got {self.dilation!r}")
 
     def with_(self, **changes) -> "StealPolicy":
         return replace(self, **changes)

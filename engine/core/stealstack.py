@@ -126,14 +126,18 @@ class SharedPortion:
             self._rows += len(rows)
             self.rows_released += len(rows)
             self.releases += 1
-            self.rows_ready.notify()
+            self.rows_ready.notify(len(rows))      # a waiting lane for each row
 
     def acquire(self, a: int, lane=None) -> np.ndarray | None:
         """Up to ``a`` of the newest rows, bottom-to-top order; None if empty.  A
-        ``lane`` that was inactive becomes active in the same step."""
+        ``lane`` that was inactive becomes active in the same step, and takes only its
+        share of the rows there (one part for each inactive lane, itself included): its
+        idle siblings take the rest, rather than wait for it to split its stack."""
         with self.lock:
             if not self._rows:
                 return None
+            if lane is not None and not lane.active:
+                a = min(a, -(-self._rows // max(1, self.hungry)))
             taken = self._take_newest(a)
             self.rows_acquired += len(taken)
             self.acquires += 1

@@ -64,6 +64,8 @@ DEMAND_POLL = 0.0005
 LANE_JOIN_GRACE = 5.0
 #: seconds a synchronous peer call may wait beyond its timeout for the host's loop
 LOOP_GRACE = 5.0
+#: seconds between two tries of a message to rank 0 before it has started the epoch
+POST_RETRY = 0.005
 
 
 class Lane:
@@ -78,6 +80,38 @@ class Lane:
         self.chunks = 0
         self.idle_seconds = 0.0
         self.busy_seconds = 0.0
+
+
+class Periods:
+    """The worker's waits, in seconds of this run: the real cluster's, times the
+    policy's ``dilation`` (1: the constants above as they are).
+
+    Dilation (the emulated cluster, benchmarks/emulate_cluster.py): a chunk of the kernel
+    is followed by a sleep that makes it last ``dilation`` times its CPU time
+    (:meth:`WorkerSearch._stretch`), and every wait below is that many times longer, as
+    are the epoch's own (the peer timeout and the client's waits, scaled by
+    :func:`stealsearch.engine.transports.dask.timeouts.dilated`; the epoch's length, the
+    caller's ``checkpoint_every``).  Off (``dilation`` 1), a chunk costs two tests of a
+    local flag more than it would without the seam, and every wait is its constant.
+    Why it cannot change what a search counts: the stretch is a sleep on the lane's own
+    thread between the end of a chunk and the RELEASE that follows it, two steps that
+    happen in that order anyway; a longer wait only changes *when* a lane, a thief or
+    the supervisor acts, never what a locked step does.  The kernel, the budget (the
+    tuner times the kernel alone), RELEASE, ACQUIRE, STEAL, the credit and the cut are
+    the code they are without it, and every interleaving a dilated run produces is
+    one an undilated run can produce on a slower machine."""
+
+    def __init__(self, policy):
+        d = self.dilation = float(policy.dilation)
+        self.report = REPORT_INTERVAL * d
+        self.grant_poll = GRANT_POLL * d
+        self.demand_wait = DEMAND_WAIT_CHUNKS * (policy.chunk_seconds or 0.005) * d
+        self.demand_poll = DEMAND_POLL * d
+        self.lane_join_grace = LANE_JOIN_GRACE * d
+        self.loop_grace = LOOP_GRACE * d
+        self.retry = POST_RETRY * d
+        self.backoff = policy.idle_backoff * d
+        self.backoff_max = policy.idle_backoff_max * d
 
 
 class WorkerSearch:
@@ -125,10 +159,13 @@ class WorkerSearch:
         self.rank = rank
         self.peers = spec.peers
         self.policy = spec.policy
+        self.periods = Periods(self.policy)
         n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
-        self.stack = self.lanes[0].stack        # the dealt rows start on lane 0
-        self.stack.push(rows)
+        self.stack = self.lanes[0].stack
+        for i, lane in enumerate(self.lanes):   # the dealt rows, round-robin over the lanes
+            if i < len(rows):
+                lane.stack.push(rows[i::n_lanes])
         self.shared = SharedPortion(self.stack.codec, lanes=n_lanes,
                                     steal_order=getattr(problem, "steal_order", "oldest"))
         self.victims = VictimOrder(self.policy, rank, len(self.peers))
@@ -194,12 +231,11 @@ class WorkerSearch:
                 "shared": len(self.shared)}
 
     async def _steal_on_demand(self, k, half):
-        wait = DEMAND_WAIT_CHUNKS * (self.policy.chunk_seconds or 0.005)
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + self.periods.demand_wait
         rows = credit = None
         while rows is None and self.shared.wanted and time.monotonic() < deadline \
                 and not self.stop_event.is_set():
-            await asyncio.sleep(DEMAND_POLL)
+            await asyncio.sleep(self.periods.demand_poll)
             rows, credit = self.shared.steal(k, half)
         return self._steal_reply(rows, credit)
 
@@ -228,29 +264,39 @@ class WorkerSearch:
             self.failed_peers.add(self.peers[peer])
         self.stop_event.set()
 
-    def _call(self, to: int, op: str, **kwargs):
-        """Synchronous request/reply to a peer's handler, from a search thread: the call
-        runs on the host's loop, this thread waits for its reply (at most the peer
-        timeout, and a little more for the loop to take it)."""
+    def _calls(self, targets, op: str, **kwargs) -> list:
+        """Synchronous requests/replies to peers' handlers, from a search thread, all at
+        once: the calls run on the host's loop, this thread waits for every reply (each
+        at most the peer timeout, and a little more for the loop to take it).  Returns
+        ``[(peer, reply or the exception it raised)]`` in the order of ``targets``."""
         timeout = self.spec.peer_timeout
-        reply: concurrent.futures.Future = concurrent.futures.Future()
+        replies = []
+        for to in targets:
+            reply: concurrent.futures.Future = concurrent.futures.Future()
 
-        async def call():
+            async def call(to=to, reply=reply):
+                try:
+                    rpc = self.worker.rpc(self.peers[to])
+                    reply.set_result(await asyncio.wait_for(
+                        getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
+                                                       epoch=self.spec.epoch, **kwargs),
+                        timeout))
+                except BaseException as exc:       # the caller sees it as its own
+                    reply.set_exception(exc)
+
+            self.worker.loop.add_callback(call)
+            replies.append(reply)
+        out = []
+        wait_until = time.monotonic() + timeout + self.periods.loop_grace
+        for to, reply in zip(targets, replies):
             try:
-                rpc = self.worker.rpc(self.peers[to])
-                reply.set_result(await asyncio.wait_for(
-                    getattr(rpc, handler_name(op))(search_id=self.spec.search_id,
-                                                   epoch=self.spec.epoch, **kwargs),
-                    timeout))
-            except BaseException as exc:       # the caller sees it as its own
-                reply.set_exception(exc)
-
-        self.worker.loop.add_callback(call)
-        try:
-            return reply.result(timeout + LOOP_GRACE)
-        except concurrent.futures.TimeoutError:
-            raise TimeoutError(f"{op} to {self.peers[to]}: the host's loop did not run the "
-                               "call") from None
+                out.append((to, reply.result(max(0.0, wait_until - time.monotonic()))))
+            except concurrent.futures.TimeoutError:
+                out.append((to, TimeoutError(f"{op} to {self.peers[to]}: the host's loop "
+                                             "did not run the call")))
+            except BaseException as exc:
+                out.append((to, exc))
+        return out
 
     def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, on_done=None,
               **kwargs) -> None:
@@ -277,7 +323,7 @@ class WorkerSearch:
                         # rank 0 has not started the epoch yet (or has ended it)
                         if self.stop_event.is_set() or time.monotonic() > deadline:
                             return
-                        await asyncio.sleep(0.005)
+                        await asyncio.sleep(self.periods.retry)
                         continue
                     if on_reply is not None and reply not in (NOT_READY, GONE):
                         on_reply(reply)
@@ -351,7 +397,7 @@ class WorkerSearch:
             now = time.time()
             if now >= next_report:
                 self._report()
-                next_report = now + REPORT_INTERVAL
+                next_report = now + self.periods.report
             if deadline is not None and now >= deadline:
                 self.stop_reason = self.stop_reason or "time_limit"
                 self.request_stop("time_limit")
@@ -364,7 +410,7 @@ class WorkerSearch:
                 break         # a stop message, a decision, a failure
         self.stop_event.set()     # every lane leaves its loop after its chunk
         stuck = []
-        join_by = time.monotonic() + self.spec.peer_timeout + LANE_JOIN_GRACE
+        join_by = time.monotonic() + self.spec.peer_timeout + self.periods.lane_join_grace
         for t, lane in zip(threads, self.lanes):
             t.join(max(0.0, join_by - time.monotonic()))
             if t.is_alive():
@@ -389,8 +435,10 @@ class WorkerSearch:
 
     def _lane_loop(self, lane: Lane) -> None:
         pol, shared, stack, tuner = self.policy, self.shared, lane.stack, lane.tuner
+        periods = self.periods
+        dilated = periods.dilation != 1.0
         stop = self.stop_event
-        backoff = pol.idle_backoff
+        backoff = periods.backoff
         idle_since = None
         try:
             while not stop.is_set():
@@ -410,14 +458,18 @@ class WorkerSearch:
                         # time checks meanwhile, so a grant-starved worker still ends
                         # its epoch at the cut like every other
                         self._ask_grant()
-                        stop.wait(GRANT_POLL)
+                        stop.wait(periods.grant_poll)
                         continue
                     before = stack.nodes
+                    if dilated:
+                        cpu0, wall0 = time.thread_time(), time.perf_counter()
                     try:
                         status, value = tuner.run(stack, self.incumbent,
                                                   cap=want if cap is None else cap)
                     finally:
                         self._settle(cap, stack.nodes - before)
+                    if dilated:
+                        self._stretch(cpu0, wall0)
                     lane.chunks += 1
                     if status == IMPROVED:
                         self._improved(value, lane)
@@ -428,16 +480,17 @@ class WorkerSearch:
                         shared.release(stack.take_bottom(pol.k))
                     # work on demand (stealsearch.engine.core.stealstack, "Work shared on
                     # demand"): a sibling lane is idle, or a peer's steal found the portion
-                    # empty, and it still is: split this stack at its bottom (it keeps >= 1
+                    # empty, and it still is; or the portion holds less than the policy's
+                    # reserve for thieves: split this stack at its bottom (it keeps >= 1
                     # row), whatever the threshold
-                    if (shared.hungry > 0 or shared.wanted) and not len(shared) \
-                            and len(stack) > 1:
+                    keep = max(pol.reserve, 1 if shared.hungry > 0 or shared.wanted else 0)
+                    if len(shared) < keep and len(stack) > 1:
                         shared.release(stack.take_bottom(ON_DEMAND_ROWS))
                     continue
                 rows = shared.acquire(pol.acquire, lane)       # ACQUIRE
                 if rows is not None:
                     stack.push(rows)
-                    backoff = pol.idle_backoff
+                    backoff = periods.backoff
                     continue
                 if idle_since is None:
                     idle_since = time.time()
@@ -452,39 +505,83 @@ class WorkerSearch:
                     finally:
                         self.thief.release()
                     if found:
-                        backoff = pol.idle_backoff
+                        backoff = periods.backoff
                         continue
                     stop.wait(backoff)      # a round of peers found nothing: back off
-                    backoff = min(backoff * 2, pol.idle_backoff_max)
+                    backoff = min(backoff * 2, periods.backoff_max)
                 else:
-                    shared.wait_for_rows(pol.idle_backoff_max)   # a sibling releases
+                    shared.wait_for_rows(periods.backoff_max)   # a sibling releases
         finally:
             if idle_since is not None:
                 lane.idle_seconds += time.time() - idle_since
 
+    def _stretch(self, cpu0: float, wall0: float) -> None:
+        """Dilation (:class:`Periods`): make the chunk just run last ``dilation`` times
+        the CPU time its thread spent in it (CPU time, not wall time: a lane that waited
+        for a core on a crowded machine is not charged for the wait).  The sleep ends
+        early on a stop, as a chunk's end would come at once after it."""
+        wait = self.periods.dilation * (time.thread_time() - cpu0) - (time.perf_counter() - wall0)
+        if wait > 0:
+            self.stop_event.wait(wait)
+
     def _findwork(self, lane: Lane) -> bool:
-        """Poll victims in policy order; STEAL from the first with shared rows."""
-        st = self.stats
-        for victim in self.victims.round():
+        """Poll victims in policy order, ``probes`` at a time (concurrently); STEAL from
+        every one of them with shared rows.
+
+        Several replies may bring rows.  Each is a STEAL made under its victim's lock
+        (the rows left the victim with half its credit), and this thread keeps them all:
+        it waits for every reply of the group before it goes on, so none is in flight
+        when its epoch can end (the cut argument of stealsearch.engine.core.epochs).  The
+        first reply's credit becomes this worker's; every further one goes straight back
+        to the coordinator, which is Mattern's rule for a worker that holds credit
+        already: the credit out stays the credit of the rows out, and this worker holds
+        some for as long as it holds rows, so the search cannot be declared exhausted
+        before they are searched."""
+        st, pol = self.stats, self.policy
+        order = self.victims.round()
+        found = False
+        for i in range(0, len(order), pol.probes):
             if self.stop_event.is_set():
-                return False
-            st.steals_tried += 1
-            try:
-                reply = self._call(victim, "steal", k=self.policy.k, half=self.policy.steal_half)
-            except Exception as exc:
+                return found
+            group = order[i:i + pol.probes]
+            st.steals_tried += len(group)
+            failed = None
+            for victim, reply in self._calls(group, "steal", k=pol.k, half=pol.steal_half):
+                if isinstance(reply, BaseException):
+                    failed = failed or (victim, reply)
+                    continue
+                if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
+                    continue
+                self.victims.known_sizes[victim] = reply.get("shared", 0)
+                if reply.get("n"):
+                    rows = self.shared.codec.decode(reply["rows"])
+                    if found:
+                        self._post(0, "credit", retry_not_ready=True, exponent=reply["credit"])
+                    else:
+                        self.shared.receive_credit(reply["credit"], lane)
+                    lane.stack.push(rows)
+                    found = True
+                    st.steals_succeeded += 1
+                    st.rows_stolen += len(rows)
+            if failed is not None:
+                victim, exc = failed
                 self._fail(f"steal from {self.peers[victim]} failed: {exc!r}", victim)
-                return False
-            if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
-                continue
-            self.victims.known_sizes[victim] = reply.get("shared", 0)
-            if reply.get("n"):
-                rows = self.shared.codec.decode(reply["rows"])
-                self.shared.receive_credit(reply["credit"], lane)
-                lane.stack.push(rows)
-                st.steals_succeeded += 1
-                st.rows_stolen += len(rows)
+                return found
+            if found:
+                self._share_with_siblings(lane)
                 return True
         return False
+
+    def _share_with_siblings(self, lane: Lane) -> None:
+        """After a steal from a peer: the idle siblings' shares of the rows go to the shared
+        portion (its bottom rows, the largest subtrees), where each acquires its own
+        (:meth:`~stealsearch.engine.core.stealstack.SharedPortion.acquire`), instead of
+        waiting for this lane to split its stack a row a chunk.  A RELEASE like any
+        other: the rows move under the portion's lock."""
+        idle, stack = self.shared.hungry, lane.stack
+        if idle > 0 and len(stack) > 1:
+            keep = max(1, len(stack) // (idle + 1))
+            self.shared.release(stack.take_bottom(len(stack) - keep))
 
     def _improved(self, value: int, lane: Lane) -> None:
         with self.best_lock:       # lanes improve concurrently: one best, one history

@@ -207,7 +207,8 @@ def test_grant_starved_worker_ends_when_rank_0_is_gone():
 def test_randomized_workers_threads_policy_uts(seed, cluster4):
     rng = random.Random(100 + seed)
     workers, threads = rng.choice([1, 2, 3]), rng.choice([1, 2, 3])
-    pol = random_policy(rng).with_(victims=rng.choice(["ring", "random", "richest"]))
+    pol = random_policy(rng).with_(victims=rng.choice(["ring", "random", "richest"]),
+                                   probes=rng.choice([1, 2, 3]), reserve=rng.choice([0, 2]))
     tree, count = (UTSProblem.preset("T1"), T1) if seed == 0 else (SMALL, SMALL_COUNT)
     r = solve(tree, client=cluster4, workers=workers, threads_per_worker=threads, policy=pol,
               checkpoint_every=rng.choice([0.1, 5.0]))
@@ -306,9 +307,11 @@ def test_credit_stays_while_any_lane_holds_rows():
     assert (sp.active, sp.hungry) == (1, 2)
     for _ in range(3):                      # A keeps working: B and C stay idle, credit stays
         assert sp.return_credit_if_empty(b) is None
-    sp.release(np.zeros((4, 2), np.int64))  # A feeds a hungry sibling
-    assert len(sp.acquire(8, b)) == 4 and b.active and sp.active == 2
-    assert sp.return_credit_if_empty(a) is None        # B now holds rows
+    sp.release(np.zeros((4, 2), np.int64))  # A feeds its hungry siblings
+    assert len(sp.acquire(8, b)) == 2 and b.active and sp.active == 2   # B's share: 2 idle
+    assert len(sp.acquire(8, c)) == 2 and c.active and sp.active == 3   # C's: the rest
+    assert sp.return_credit_if_empty(a) is None        # B and C now hold rows
+    assert sp.return_credit_if_empty(c) is None        # B still does
     rows, e = sp.steal(1, False)            # a thief may not take from an empty portion
     assert rows is None
     assert sp.return_credit_if_empty(b) == 0           # the last lane ran dry: credit 2^0
@@ -318,3 +321,61 @@ def test_credit_stays_while_any_lane_holds_rows():
     assert c.active and sp.active == 1 and sp.credit_exp == 3 and sp.hungry == 2
     with pytest.raises(AssertionError):
         sp.receive_credit(4, a)             # a second credit while holding one: impossible
+
+
+def test_dilation_stretches_every_chunk_and_counts_stay(monkeypatch):
+    """The emulated cluster's seam (StealPolicy.dilation): every chunk of every lane is
+    followed by its stretch, every worker period is D times the real one, and the
+    count, the rows and the credit are what they are undilated; off, no chunk is
+    stretched."""
+    from stealsearch.engine.core import worker as worker_mod
+    from stealsearch.engine.transports.dask import timeouts
+
+    stretched = []
+    real_stretch = WorkerSearch._stretch
+    monkeypatch.setattr(WorkerSearch, "_stretch",
+                        lambda self, cpu0, wall0: (stretched.append(1),
+                                                   real_stretch(self, cpu0, wall0)))
+    p = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 7 -b 4 -r 19"))
+    expected = run_sequential(p).count
+    for dilation in (1.0, 3.0):
+        stretched.clear()
+        pol = StealPolicy(budget=200, chunk_seconds=None, dilation=dilation)
+        out = run_epoch_here(p, frontier(p), threads=2, policy=pol)
+        assert out.coordinator["stop_reason"] == "exhausted" and conserved(out)
+        assert int(out.counters[0]) == expected and len(out.rows) == 0
+        assert len(stretched) == (out.stats.chunks if dilation > 1 else 0)
+        periods = worker_mod.Periods(pol)
+        assert periods.backoff == pol.idle_backoff * dilation
+        assert periods.report == worker_mod.REPORT_INTERVAL * dilation
+    saved = timeouts.PEER_TIMEOUT, timeouts.LOAD_RATE
+    with timeouts.dilated(4.0):
+        assert timeouts.PEER_TIMEOUT == 4 * saved[0] and timeouts.LOAD_RATE == saved[1] / 4
+    assert (timeouts.PEER_TIMEOUT, timeouts.LOAD_RATE) == saved
+    with pytest.raises(ValueError, match="dilation"):
+        StealPolicy(dilation=0.5)
+
+
+def test_concurrent_probes_keep_every_reply_and_its_credit():
+    """``probes`` 2: both victims (stand-ins that always give the whole tree's root rows
+    and credit 2^-40) answer each round with rows.  The thief keeps every reply's rows,
+    takes the first credit and sends the second back at once; at the cut, the nodes done
+    plus the rows left searched on are the tree's count once for its own rows and once
+    for each reply: nothing lost, nothing twice; the credit back is its own plus every
+    stolen credit but the one it holds."""
+    from stealsearch.engine.core.stack import RowCodec
+
+    p = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 6 -b 4 -r 19"))
+    full = run_sequential(p).count
+    rows = frontier(p)
+    e = 40
+    reply = {"rows": RowCodec(rows.shape[1]).encode(rows), "n": len(rows), "credit": e,
+             "shared": len(rows)}
+    out = run_epoch_here(p, rows, peers=3, rank=0, threads=2, epoch_seconds=0.3,
+                         policy=StealPolicy(probes=2), peer_reply=reply)
+    assert out.failure is None and out.stop_reason == "cut"
+    k = out.stats.steals_succeeded
+    assert k >= 2 and k % 2 == 0, "every round's two replies both kept"
+    assert rest_count(p, out) == full * (1 + k)
+    back = out.coordinator["credit_returned"] - 1          # its own credit came back first
+    assert round(back * 2 ** e) in (k - 1, k), (back * 2 ** e, k)

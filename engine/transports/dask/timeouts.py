@@ -4,6 +4,8 @@ The modules read them at call time (``timeouts.PEER_TIMEOUT``), so a test may sh
 one for a whole run with a single ``monkeypatch.setattr(timeouts, ...)``.  The worker
 side's own waits are beside their code (:mod:`.tables`, :mod:`stealsearch.engine.core.worker`).
 """
+import contextlib
+
 from ...core import epochs
 
 #: a peer call (steal, credit, stop) slower than this aborts the epoch (the engine's one
@@ -46,3 +48,28 @@ RETIRE_GRACE = 10.0
 #: seconds a stop sent to every worker of an epoch may take (one call each, at once);
 #: also the search's teardown on every worker (a stalled one must not hold the end)
 STOP_TIMEOUT = 1.0
+
+#: the waits above that are periods of the search (the set-up's too): what
+#: :func:`dilated` multiplies
+PERIODS = ("PEER_TIMEOUT", "PING_EVERY", "CLIENT_POLL", "ABORT_GRACE", "INTERRUPT_GRACE",
+           "WAIT_FOR_WORKERS", "CALL_TIMEOUT", "REGISTER_TIMEOUT", "LOAD_TIMEOUT",
+           "SHARE_KEEP", "LOAD_RETRY", "LOAD_RETRY_MAX", "PROBLEM_KEEP_IDLE",
+           "RETIRE_GRACE", "STOP_TIMEOUT")
+
+
+@contextlib.contextmanager
+def dilated(dilation: float):
+    """Every client wait of this module ``dilation`` times longer (and LOAD_RATE that
+    many times slower) while the block runs; restored after it.  The client's half of
+    the emulated cluster's time dilation (benchmarks/emulate_cluster.py); the worker's
+    half is :class:`stealsearch.engine.core.worker.Periods`, from the policy's
+    ``dilation``."""
+    g = globals()
+    saved = {name: g[name] for name in PERIODS + ("LOAD_RATE",)}
+    try:
+        for name in PERIODS:
+            g[name] = saved[name] * dilation
+        g["LOAD_RATE"] = saved["LOAD_RATE"] / dilation
+        yield
+    finally:
+        g.update(saved)
