@@ -21,8 +21,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/stealsearch demo
 
+# Two test processes (pytest-xdist, whole files to each): most tests wait on processes
+# they started, so one runs while the other waits; a test that needs a steal, a kill or
+# an interrupt forces it, so the suite is exact beside a busy neighbour.
+TEST_PROCESSES ?= 2
+
 test: $(STAMP) sshd chromium
-	$(PY) -m pytest -q --durations=25 tests
+	$(PY) -m pytest -q -n $(TEST_PROCESSES) --dist loadfile --durations=25 tests
 
 # tests/deploy runs a real SSHCluster against an sshd of its own on 127.0.0.1 (started
 # and ended by the test).  Debian's openssh-server provides the binary; install it when

@@ -1,4 +1,5 @@
 """Shared fixtures: a real LocalCluster of worker processes, ended by PID afterwards."""
+import json
 import os
 import tempfile
 
@@ -25,13 +26,63 @@ def cluster4():
 
 # -- the installed package (tests/package/test_wheel.py) ---------------------------------------
 # The wheel is built, installed into fresh virtual environments and exercised by a
-# background process started as soon as collection ends, beside the rest of the suite;
-# test_wheel.py's tests read its report.  Started only when those tests were collected.
+# background process started before the first test, beside the rest of the suite;
+# test_wheel.py's tests read its report.  Started only when those tests are selected.
+#
+# Under pytest-xdist (`make test` runs two workers) the controller starts it, once, and
+# compiles the kernels before its workers start; the workers find the check through
+# STEALSEARCH_WHEEL_CHECK (its PID and report) and ask the process table whether it ended.
 WHEEL_CHECK = os.path.join(os.path.dirname(__file__), "package", "wheel_check.py")
+WHEEL_TEST = os.path.join(os.path.dirname(__file__), "package", "test_wheel.py")
+SHARED_WHEEL_CHECK = "STEALSEARCH_WHEEL_CHECK"
+
+
+def _xdist_controller(config) -> bool:
+    """True in the process that hands the tests to pytest-xdist's workers."""
+    return config.pluginmanager.hasplugin("dsession")
+
+
+def _xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    # before xdist's own hook starts the workers, so they inherit both
+    config = session.config
+    if not _xdist_controller(config) or config.option.collectonly:
+        return
+    if _wheel_test_selected(config):
+        _start_wheel_check(config)
+        proc, report = config.stealsearch_wheel_check[:2]
+        os.environ[SHARED_WHEEL_CHECK] = json.dumps({"pid": proc.pid, "report": report})
+    import warm_kernels
+    warm_kernels.warm()
+
+
+def _wheel_test_selected(config) -> bool:
+    """Whether a command-line argument names test_wheel.py or a folder above it (what
+    ``-k`` or ``-m`` then leave out is not known here: the check runs and is ended)."""
+    args = config.args or [str(config.rootpath)]
+    for arg in args:
+        path = os.path.abspath(os.path.join(str(config.invocation_params.dir),
+                                            arg.split("::")[0]))
+        if WHEEL_TEST == path or WHEEL_TEST.startswith(path.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items):
+    # last: its tests wait for the background check, which meanwhile runs beside the rest
+    items.sort(key=lambda item: item.nodeid.split("::")[0].endswith("package/test_wheel.py"))
 
 
 def pytest_collection_finish(session):
-    _start_wheel_check(session)
+    if _xdist_worker(session.config):
+        return                              # the controller started the check and compiled
+    if any(item.nodeid.split("::")[0].endswith("package/test_wheel.py")
+           for item in session.items):
+        _start_wheel_check(session.config)
     # every kernel compiled once, here, before the first test (tests/warm_kernels.py:
     # on a fresh clone, worker processes of the first cluster tests compiled the same
     # kernels at once); with numba's cache warm this only loads them (~2 s)
@@ -41,21 +92,34 @@ def pytest_collection_finish(session):
         warm_kernels.warm()
 
 
-def _start_wheel_check(session):
+def _start_wheel_check(config):
     import subprocess
     import sys
     import tempfile
 
-    if not any(item.nodeid.split("::")[0].endswith("package/test_wheel.py")
-               for item in session.items):
-        return
     folder = tempfile.mkdtemp(prefix="stealsearch-wheel-report-")
     report = os.path.join(folder, "report.json")
     log = open(os.path.join(folder, "log.txt"), "w")
     proc = subprocess.Popen([sys.executable, WHEEL_CHECK, "--report", report],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     BACKGROUND.add(proc.pid)
-    session.config.stealsearch_wheel_check = (proc, report, folder, log)
+    config.stealsearch_wheel_check = (proc, report, folder, log)
+
+
+@pytest.fixture
+def wheel_check(request):
+    """The running wheel check as ``(ended, report)``: ``ended()`` says whether its
+    process has exited (read it before the report, so its last record is read)."""
+    started = getattr(request.config, "stealsearch_wheel_check", None)
+    if started is not None:
+        proc, report = started[:2]
+        return (lambda: proc.poll() is not None), report
+    shared = os.environ.get(SHARED_WHEEL_CHECK)
+    if shared is None:
+        pytest.fail("the wheel check was not started (tests/conftest.py starts it when "
+                    "test_wheel.py is selected)")
+    shared = json.loads(shared)
+    return (lambda: not _alive(shared["pid"])), shared["report"]
 
 
 def pytest_sessionfinish(session):
@@ -75,4 +139,3 @@ def pytest_sessionfinish(session):
             proc.wait()
     log.close()
     shutil.rmtree(folder, ignore_errors=True)
-

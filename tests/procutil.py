@@ -205,3 +205,43 @@ def signal_taken(pid: int, sig: int, timeout: float) -> bool:
             return True
         time.sleep(0.001)
     return False
+
+
+# -- ports ------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_taken(port) -> bool:
+    """Whether something listens on 127.0.0.1:``port``."""
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", int(port))) == 0
+
+
+def claim_port(port: int):
+    """An exclusive claim on ``port`` among the suite's processes (pytest-xdist runs
+    several), for a test that starts a service on the port a page names: an open lock
+    file to close when the service has ended, or None when another test holds the claim
+    or something else listens there (the test then uses :func:`free_port`).  Checking
+    the port alone would let two tests both find it free and both start on it."""
+    import fcntl
+    import tempfile
+
+    lock = open(os.path.join(tempfile.gettempdir(), f"stealsearch-tests-port-{port}.lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return None
+    if port_taken(port):
+        lock.close()
+        return None
+    return lock

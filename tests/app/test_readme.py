@@ -16,7 +16,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from procutil import _alive, end_processes
+from procutil import _alive, claim_port, end_processes, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -63,21 +62,11 @@ def clone(tmp_path_factory):
     return work
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _port_taken(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 @pytest.fixture(scope="module")
 def scheduler():
     """A real ``dask scheduler`` with 2 ``dask worker`` processes; its address."""
-    port = 8786 if not _port_taken(8786) else _free_port()
+    claim = claim_port(8786)
+    port = 8786 if claim is not None else free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask = str(BIN / "dask")
     procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
@@ -114,6 +103,8 @@ def scheduler():
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait(timeout=10)
         end_processes([p.pid for p in procs])
+        if claim is not None:
+            claim.close()
         assert not any(_alive(p.pid) for p in procs)
 
 

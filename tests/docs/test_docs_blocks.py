@@ -33,7 +33,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -44,7 +43,7 @@ import pytest
 import yaml
 
 import docpages
-from procutil import _alive, descendants, end_processes, wait_until
+from procutil import _alive, claim_port, descendants, end_processes, free_port, port_taken, wait_until
 
 BIN = Path(sys.executable).parent
 PAGES = docpages.pages()
@@ -116,6 +115,7 @@ class Page:
         self.folder, self.capsys, self.monkeypatch = folder, capsys, monkeypatch
         self.services: list[subprocess.Popen] = []
         self.port = SCHEDULER_PORT
+        self.port_claim = None          # held while this page's scheduler may use 8786
         self.env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 
     def text(self, block) -> str:
@@ -196,8 +196,10 @@ class Page:
 
     # dask scheduler / dask worker: left running, as in a terminal of their own
     def start_service(self, line: str, words, where: str) -> None:
-        if words[1] == "scheduler" and self.port == SCHEDULER_PORT and _port_taken(SCHEDULER_PORT):
-            self.port = str(_free_port())
+        if words[1] == "scheduler" and self.port == SCHEDULER_PORT:
+            self.port_claim = claim_port(int(SCHEDULER_PORT))
+        if words[1] == "scheduler" and self.port == SCHEDULER_PORT and self.port_claim is None:
+            self.port = str(free_port())
             line, words = line.replace(SCHEDULER_PORT, self.port), \
                 [w.replace(SCHEDULER_PORT, self.port) for w in words]
         words = [str(BIN / "dask") if i == 0 else w for i, w in enumerate(words)]
@@ -206,7 +208,7 @@ class Page:
         self.services.append(proc)
         address = f"tcp://127.0.0.1:{self.port}"
         if words[1] == "scheduler":
-            wait_until(lambda: _port_taken(self.port) or proc.poll() is not None, 60,
+            wait_until(lambda: port_taken(self.port) or proc.poll() is not None, 60,
                        f"the scheduler of {where} listens")
             assert proc.poll() is None, f"{where}: the scheduler exited ({proc.returncode})"
         else:
@@ -233,6 +235,9 @@ class Page:
         deadline = time.monotonic() + 30
         while any(_group_alive(p.pid) for p in self.services) and time.monotonic() < deadline:
             time.sleep(0.2)
+        if self.port_claim is not None:
+            self.port_claim.close()
+            self.port_claim = None
         alive = [p.pid for p in self.services if _group_alive(p.pid)]
         for pgid in alive:
             os.killpg(pgid, signal.SIGKILL)
@@ -296,13 +301,4 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _port_taken(port: str) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", int(port))) == 0
 

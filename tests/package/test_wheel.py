@@ -8,7 +8,7 @@ first Python gets every step, the others a smoke check (install, nothing but
 ``stealsearch`` at the top of site-packages, a warning-free compile, ``--version``, a UTS
 count; the newest also a clique on 2 Dask workers with every warning shown).
 
-The steps run in one background process started when collection ends
+The steps run in one background process started before the first test
 (tests/conftest.py); each test here waits for its step's record."""
 import json
 import os
@@ -33,11 +33,11 @@ def _label(case):
 
 @pytest.mark.timeout(WAIT + 60)
 @pytest.mark.parametrize("python,step", CASES, ids=[_label(c) for c in CASES])
-def test_installed_package(request, python, step):
-    proc, report, _, _ = request.config.stealsearch_wheel_check
+def test_installed_package(wheel_check, python, step):
+    ended, report = wheel_check
     deadline = time.monotonic() + WAIT
     while True:
-        finished = proc.poll() is not None        # before reading: its last record is read
+        finished = ended()       # before reading: its last record is read
         try:
             data = json.loads(open(report).read())
         except (OSError, ValueError):
@@ -46,7 +46,7 @@ def test_installed_package(request, python, step):
         if found:
             break
         if finished or data["done"]:
-            pytest.fail(f"the wheel check ended (exit {proc.poll()}) without a record of "
+            pytest.fail(f"the wheel check ended without a record of "
                         f"{step} on {python}")
         if time.monotonic() > deadline:
             pytest.fail(f"no record of {step} on {python} after {WAIT} s")
