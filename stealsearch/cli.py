@@ -182,9 +182,9 @@ _EARLY: list = []
 
 
 def _early_handler(signum, frame):
-    """Ctrl-C or SIGTERM while the command imports the engine (numba, Dask: seconds):
-    recorded, then raised as KeyboardInterrupt; a second one (not an echo) exits at once,
-    nothing of ours runs yet."""
+    """A stop signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) while the command imports the
+    engine (numba, Dask: seconds): recorded, then raised as KeyboardInterrupt; a second
+    one (not an echo) exits at once, nothing of ours runs yet."""
     import signal
     import time
 
@@ -213,10 +213,11 @@ def _install_early_handlers() -> dict | None:
 
     if threading.current_thread() is not threading.main_thread():
         return None
-    import stealsearch.engine.deploy.interrupts  # noqa: F401  (the handler's rule, loaded now)
+    # the handler's rule and the signals, loaded now (the module imports nothing heavy)
+    from stealsearch.engine.deploy.interrupts import stop_signals
 
     _EARLY.clear()
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.getsignal(s) for s in stop_signals()}
     for s in previous:
         signal.signal(s, _early_handler)
     hook = sys.unraisablehook
