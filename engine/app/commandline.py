@@ -260,15 +260,18 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     Any command that takes ``--workers``/``--scheduler`` can add these and hand
     :func:`cluster_options` to :func:`stealsearch.engine.deploy.cluster.dask_client`.
     """
-    from ..deploy.cluster import DEFAULT_CONNECT_TIMEOUT, DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE
+    from ..deploy.cluster import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_TIMEOUT,
+                                  DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE)
 
     g = parser.add_argument_group("cluster connection (see stealsearch.engine.deploy.cluster)")
     g.add_argument("--connect-timeout", type=positive_seconds, default=None, metavar="S",
                    help=f"give up reaching the scheduler after S seconds (default "
                         f"{DEFAULT_CONNECT_TIMEOUT:g}, or $STEALSEARCH_CONNECT_TIMEOUT)")
     g.add_argument("--wait-workers", type=positive_seconds, default=None, metavar="S",
-                   help=f"wait up to S seconds for a scheduler's first worker "
-                        f"(default {DEFAULT_WAIT_WORKERS:g})")
+                   help=f"wait up to S seconds for a scheduler's first worker (default "
+                        f"{DEFAULT_WAIT_WORKERS:g}), or for the worker processes of a "
+                        f"LocalCluster to start (default {DEFAULT_START_TIMEOUT:g}; one "
+                        "still starting then is ended, the run goes on with the others)")
     g.add_argument("--force", action="store_true",
                    help=f"start more than {MAX_WORKERS_PER_CORE} worker processes per core, "
                         "or more than the free memory holds")
