@@ -25,6 +25,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
           time_limit: float | None = None, node_limit: int | None = None,
           progress: bool = False, checkpoint: str | None = None,
           checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
+          checkpoint_required: bool = False,
           connect_timeout: float | None = None, wait_workers: float | None = None,
           force: bool = False, grace: float | None = None,
           threads_per_worker: int | None = None) -> SearchResult:
@@ -62,6 +63,11 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         ``epochs.DEFAULT_CHECKPOINT_EVERY``, 5): the work a lost
         worker costs at most, per worker.
     checkpoint_info : extra JSON stored in the manifest (the CLI stores its command).
+    checkpoint_required : a checkpoint write that fails (a full disk) stops the search,
+        status "interrupted" (``stop_reason`` "checkpoint_failed"), with its result;
+        by default it is said once and the search goes on without checkpoints.  Either
+        way ``result.info["checkpoint_error"]`` says what failed, and the folder keeps
+        the last cut written.
     connect_timeout, wait_workers, force : how a cluster is reached or started; see
         :func:`stealsearch.engine.deploy.cluster.dask_client`.
     threads_per_worker : search threads (lanes) in each Dask worker, sharing its shared
@@ -108,7 +114,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
                 cluster_config=cluster_config, client=client, policy=policy,
                 time_limit=time_limit, node_limit=node_limit, progress=progress,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                checkpoint_info=checkpoint_info, cut=None, connect_timeout=connect_timeout,
+                checkpoint_info=checkpoint_info, checkpoint_required=checkpoint_required,
+                cut=None, connect_timeout=connect_timeout,
                 wait_workers=wait_workers, force=force, grace=grace,
                 threads_per_worker=threads_per_worker)
 
@@ -138,8 +145,9 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
 
 def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None, client=None,
          policy=None, time_limit=None, node_limit=None, progress=False, checkpoint=None,
-         checkpoint_every=None, checkpoint_info=None, cut=None, connect_timeout=None,
-         wait_workers=None, force=False, grace=None, threads_per_worker=None) -> SearchResult:
+         checkpoint_every=None, checkpoint_info=None, checkpoint_required=False, cut=None,
+         connect_timeout=None, wait_workers=None, force=False, grace=None,
+         threads_per_worker=None) -> SearchResult:
     import numbers
 
     from .deploy import interrupts
@@ -172,12 +180,15 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
         raise InputError(f"node limit must be >= 1, got {node_limit}")
     if checkpoint_every is not None and not checkpoint_every > 0:
         raise InputError(f"checkpoint interval must be > 0 seconds, got {checkpoint_every}")
+    if checkpoint_required and checkpoint is None:
+        raise InputError("checkpoint_required asks for a checkpoint folder: give checkpoint=DIR")
     if policy is not None and not isinstance(policy, StealPolicy):
         raise InputError(f"policy must be an engine.StealPolicy, got {type(policy).__name__}")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                  checkpoint_info=checkpoint_info, cut=cut)
+                  checkpoint_info=checkpoint_info, checkpoint_required=bool(checkpoint_required),
+                  cut=cut)
     with interrupts.handling_interrupts():
         if backend == "rampup":
             from .transports.rampup import Place, check_grace, run_rampup

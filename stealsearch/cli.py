@@ -2,13 +2,16 @@
 
 Bad input anywhere (an :class:`stealsearch.engine.core.errors.InputError`, or an argparse error)
 prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
-a search that could not finish exits 1.  A first Ctrl-C or SIGTERM during a search
-stops it and prints the result so far (status interrupted, best, bound, nodes), then
-exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once, unless it is the echo of
-a job manager's group signal (:mod:`stealsearch.engine.deploy.interrupts`).  A signal before the
-search (while the engine is imported, a graph read) prints ``stealsearch: interrupted``
-and exits 128 + n: the handlers are installed before the first heavy import.
-``stealsearch resume DIR`` re-runs the command stored in a checkpoint from its cut.
+a search that could not finish exits 1, and so does output that cannot be written
+(``> /dev/full``: one line).  A first stop signal during a search (Ctrl-C, SIGTERM, a
+closed terminal's SIGHUP, SIGQUIT) stops it and prints the result so far (status
+interrupted, best, bound, nodes) after its final checkpoint, then exits 128 + n (130
+for SIGINT, 143 for SIGTERM, 129 for SIGHUP); a second one exits at once, unless it is
+the echo of a job manager's group signal (:mod:`stealsearch.engine.deploy.interrupts`).
+A signal before the search (while the engine is imported, a graph read) prints
+``stealsearch: interrupted`` and exits 128 + n: the handlers are installed before the
+first heavy import.  ``stealsearch resume DIR`` re-runs the command stored in a
+checkpoint from its cut.
 """
 from __future__ import annotations
 
@@ -76,9 +79,11 @@ def _register_resume(sub) -> None:
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
                    help="stop after about N more nodes")
     # the new place may need them as a new search does (e.g. --workers 16 on 2 cores)
-    from stealsearch.engine.app.commandline import add_cluster_arguments
+    from stealsearch.engine.app.commandline import add_cluster_arguments, checkpoint_required_help
 
     add_cluster_arguments(p)
+    p.add_argument("--checkpoint-required", action="store_true", default=None,
+                   help=checkpoint_required_help() + " (default: as the stored command)")
     p.add_argument("--trust", action="store_true",
                    help="resume a checkpoint that your key did not sign (another user's or "
                         "machine's, or edited): its stored command is still checked, and "
@@ -255,10 +260,59 @@ def _restore(previous: dict | None, interrupts, as_program: bool) -> None:
             signal.signal(s, h)
 
 
+def _say(line: str) -> None:
+    """One line on stderr, if stderr can still be written (a closed terminal: not)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+class OutputError(Exception):
+    """The command's output could not be written: stdout on a full disk (``> /dev/full``),
+    a closed terminal, a quota.  (A reader that went away, ``| head``, is BrokenPipeError.)"""
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: its write errors are :class:`OutputError`,
+    told apart from every other OSError of the command."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or exc.__class__.__name__) from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or exc.__class__.__name__) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _stdout_to_devnull(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that what is still buffered
+    goes nowhere when the interpreter flushes it at exit (not into a second error)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def _interrupted(interrupts) -> int:
     import signal
 
-    print("stealsearch: interrupted", file=sys.stderr)
+    _say("stealsearch: interrupted")
     sig = interrupts.received_signal() if interrupts is not None else None
     if sig is None and _EARLY:
         sig = _EARLY[0][0]
@@ -302,6 +356,8 @@ def _main(argv: list, interrupts) -> int:
     from stealsearch.engine.app.commandline import one_line_warnings
     from stealsearch.engine.core.errors import InputError, SearchFailed
 
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
     try:
         with one_line_warnings(argv):
             parser = build_parser()
@@ -311,28 +367,36 @@ def _main(argv: list, interrupts) -> int:
             code = args.func(args)
             sys.stdout.flush()
             sig = interrupts.received_signal()
-            if sig is not None:     # the search stopped on Ctrl-C / SIGTERM and printed its result
+            if sig is not None:     # the search stopped on a stop signal and printed its result
                 return 128 + sig
-        return 0 if code is None else int(code)
+        code = 0 if code is None else int(code)
+        # (a checkpoint that was required and failed: the result was printed, exit 1)
+        return max(code, int(getattr(args, "exit_status", None) or 0))
     except BrokenPipeError:
         # the reader of our output went away (``stealsearch ... | head -1``): stop quietly,
         # and point stdout at /dev/null so the interpreter's final flush does not complain
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _stdout_to_devnull(stdout)
         return 141
+    except OutputError as exc:
+        _stdout_to_devnull(stdout)
+        sig = interrupts.received_signal()
+        if sig is not None:         # (a closed terminal: its SIGHUP is what to report)
+            return 128 + sig
+        _say(f"stealsearch: error: cannot write the output ({exc})")
+        return 1
     except InputError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
         if not msg.startswith("stealsearch"):
             msg = f"stealsearch: error: {msg}"
-        print(msg, file=sys.stderr)
+        _say(msg)
         return 2
     except SearchFailed as exc:
-        print(f"stealsearch: search failed: {exc}", file=sys.stderr)
+        _say(f"stealsearch: search failed: {exc}")
         return 1
     except KeyboardInterrupt:
         return _interrupted(interrupts)
+    finally:
+        sys.stdout = stdout
 
 
 def _from_interrupt(exc: BaseException) -> bool:

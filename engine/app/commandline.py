@@ -295,6 +295,15 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"seconds between consistent cuts (default "
                         f"{DEFAULT_CHECKPOINT_EVERY:g}): also the most work a lost worker "
                         "costs, per worker")
+    g.add_argument("--checkpoint-required", action="store_true",
+                   help=checkpoint_required_help())
+
+
+def checkpoint_required_help() -> str:
+    """``--checkpoint-required``'s help (a new search's and ``stealsearch resume``'s)."""
+    return ("a checkpoint that cannot be written (a full disk) stops the search with its "
+            "result so far (status interrupted, exit code 1); without it, one warning "
+            "and the search goes on without checkpoints")
 
 
 def checkpoint_kwargs(args: argparse.Namespace) -> dict:
@@ -306,6 +315,10 @@ def checkpoint_kwargs(args: argparse.Namespace) -> dict:
     out = {"checkpoint_every": every}
     if getattr(args, "checkpoint", None) is not None:
         out["checkpoint"] = args.checkpoint
+    if getattr(args, "checkpoint_required", False):
+        if out.get("checkpoint") is None and getattr(args, "resume_from", None) is None:
+            raise InputError("--checkpoint-required asks for a checkpoint: give --checkpoint DIR")
+        out["checkpoint_required"] = True
     argv = getattr(args, "stealsearch_argv", None)
     if argv is not None:
         out["checkpoint_info"] = {"argv": list(argv)}
@@ -418,13 +431,22 @@ def solve_from_args(problem, args: argparse.Namespace):
         from ..solve import resume
 
         kwargs.setdefault("checkpoint", resume_from)
-        return resume(resume_from, problem, backend=backend, **where, **kwargs)
+        return _checked(args, resume(resume_from, problem, backend=backend, **where, **kwargs))
     # --- end resilience
     if backend == "sequential":
         from .timing import warm_up
 
         warm_up(problem)        # the printed search time excludes loading the kernel
-    return solve(problem, backend=backend, **where, **kwargs)
+    return _checked(args, solve(problem, backend=backend, **where, **kwargs))
+
+
+def _checked(args: argparse.Namespace, result):
+    """``result``; a checkpoint that was required and could not be written sets the
+    command's exit status (``args.exit_status``, read by :mod:`stealsearch.cli`) to 1:
+    the result is still printed, and the run still failed what it was asked."""
+    if getattr(args, "checkpoint_required", False) and result.info.get("checkpoint_error"):
+        args.exit_status = 1
+    return result
 
 
 @contextlib.contextmanager
@@ -439,7 +461,10 @@ def one_line_warnings(argv=None):
     def show(message, category, filename, lineno, file=None, line=None):
         if not quiet:
             text = str(message).splitlines()[0] if str(message) else category.__name__
-            print(f"stealsearch: warning: {text}", file=sys.stderr)
+            try:
+                print(f"stealsearch: warning: {text}", file=sys.stderr)
+            except (OSError, ValueError):   # a closed terminal: the warning ends, not the run
+                pass
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
