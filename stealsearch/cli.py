@@ -49,11 +49,14 @@ def build_parser() -> OneLineParser:
 
 
 # --- resilience: `stealsearch resume DIR` -------------------------------------------------
-#: flags of the stored command that the resume command replaces
-_WHERE_FLAGS = {"--workers": 1, "--sequential": 0, "--scheduler": 1, "--cluster-config": 1,
-                "--ramp-up": 0, "--no-ramp-up": 0, "--grace": 1,
-                "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1,
-                "--force": 0, "--connect-timeout": 1, "--wait-workers": 1}
+#: what the resume command decides in place of the stored command: where the search runs,
+#: how it reaches its cluster, its limits (counted from the resume) and its checkpoint
+#: (the resumed DIR); parser destinations, compared and replaced after parsing
+_PLACE_DESTS = ("workers", "sequential", "scheduler", "cluster_config", "ramp_up", "grace",
+                "checkpoint", "time_limit", "node_limit", "force", "connect_timeout",
+                "wait_workers")
+#: how it reports: the resume command's replace the stored ones when it gives any
+_REPORT_DESTS = ("json", "quiet", "progress")
 
 
 def _register_resume(sub) -> None:
@@ -97,22 +100,6 @@ def _register_resume(sub) -> None:
     p.set_defaults(func=_run_resume)
 
 
-def _strip(argv: list[str]) -> list[str]:
-    out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
-        name = a.split("=", 1)[0]
-        if name in _WHERE_FLAGS:
-            takes = _WHERE_FLAGS[name] if "=" not in a else 0
-            if name == "--workers" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
-                takes = 0       # "--workers" alone: the usable cores, no value to drop
-            i += 1 + takes
-            continue
-        out.append(a)
-        i += 1
-    return out
-
-
 #: options whose value names a file or folder the command writes: never taken from a
 #: stored command (the checkpoint is written into the resumed DIR, the result to stdout)
 _OUTPUT_DESTS = ("checkpoint", "out", "plot", "dendrogram_plot", "save_instance")
@@ -128,26 +115,43 @@ def _search_commands(parser) -> dict:
             if any(a.dest == "checkpoint" for a in p._actions)}
 
 
-def validated_command(directory, argv, parser) -> list[str]:
-    """The stored command of a checkpoint, checked before anything of it runs: a search
-    sub-command, every option one of that sub-command's, none of them an output path
-    (those are refused: resume writes only the checkpoint it was given and stdout)."""
+def validated_command(directory, argv, parser):
+    """The stored command of a checkpoint, parsed and checked before anything of it runs:
+    a search sub-command whose every option is one of that sub-command's, spelt in full
+    (every parser refuses abbreviations), and none of them an output path (those are
+    refused: resume writes only the checkpoint it was given and stdout).  The check is on
+    the parsed options, so no spelling (``--out=X``, an abbreviation, an option given
+    twice) gets past it.  Returns the parsed namespace."""
+    import contextlib
+    import io
+
     from stealsearch.engine.core.checkpoint import CheckpointError
+    from stealsearch.engine.core.errors import InputError
 
     searches = _search_commands(parser)
     if not argv or argv[0] not in searches:
         raise CheckpointError(f"checkpoint {directory}: its stored command "
                               f"{(argv or [''])[0]!r:.40} is not a search sub-command "
                               f"({', '.join(sorted(searches))}); refusing to run it")
+    try:
+        # (--help or --version among the words would print and exit: neither is a search)
+        with contextlib.redirect_stdout(io.StringIO()):
+            namespace = parser.parse_args(list(argv))
+    except InputError as exc:
+        why = str(exc).split(": error: ", 1)[-1]
+        raise CheckpointError(f"checkpoint {directory}: its stored command cannot be read "
+                              f"({why}); refusing to run it") from None
+    except SystemExit:
+        raise CheckpointError(f"checkpoint {directory}: its stored command asks for help or "
+                              "a version, not a search; refusing to run it") from None
     sub = searches[argv[0]]
-    outputs = {o for a in sub._actions if a.dest in _OUTPUT_DESTS and a.dest != "checkpoint"
-               for o in a.option_strings}
-    for a in argv[1:]:
-        name = a.split("=", 1)[0]
-        if name in outputs:
-            raise CheckpointError(f"checkpoint {directory}: its stored command writes {name}; "
-                                  "refusing to write a path the checkpoint names")
-    return list(argv)
+    for action in sub._actions:
+        if action.dest in _OUTPUT_DESTS and action.dest != "checkpoint" \
+                and getattr(namespace, action.dest, action.default) != action.default:
+            raise CheckpointError(f"checkpoint {directory}: its stored command writes "
+                                  f"{action.option_strings[-1]}; refusing to write a path the "
+                                  "checkpoint names")
+    return namespace
 
 
 def _run_resume(args) -> int:
@@ -161,22 +165,26 @@ def _run_resume(args) -> int:
     if not args.trust:
         check_signed(args.dir, manifest, "resume it with --trust")
     parser = build_parser()
-    new = _strip(validated_command(args.dir, list(argv), parser))
-    output = [f"--{f}" for f in ("json", "quiet", "progress") if getattr(args, f, False)]
-    if output:          # the reporting asked for now replaces the stored command's
-        new = [a for a in new if a not in ("--json", "--quiet", "--progress")] + output
-    for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
-                 "connect_timeout", "wait_workers"):
-        value = getattr(args, flag)
-        if value is not None:
-            new += [f"--{flag.replace('_', '-')}", str(value)]
-    for flag in ("sequential", "force"):
-        if getattr(args, flag):
-            new.append(f"--{flag}")
-    inner = parser.parse_args(new)
+    inner = validated_command(args.dir, list(argv), parser)
+    sub = _search_commands(parser)[argv[0]]
+    # the place, limits and checkpoint are the resume command's: the stored ones go back
+    # to their defaults, and what the resume command gives replaces them
+    for dest in _PLACE_DESTS:
+        setattr(inner, dest, sub.get_default(dest))
+    for dest in _PLACE_DESTS:
+        value = getattr(args, dest, None)
+        if value is not None and value is not False:
+            setattr(inner, dest, value)
+    if args.checkpoint_required:
+        inner.checkpoint_required = True
+    if any(getattr(args, dest) for dest in _REPORT_DESTS):
+        for dest in _REPORT_DESTS:
+            setattr(inner, dest, bool(getattr(args, dest)))
     inner.resume_from = args.dir
     inner.stealsearch_argv = list(argv)
-    return inner.func(inner)
+    code = inner.func(inner)
+    args.exit_status = getattr(inner, "exit_status", None)
+    return code
 # --- end resilience ----------------------------------------------------------------------
 
 

@@ -55,11 +55,15 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit code 2, and ``--help`` shows
-    every option's default."""
+    """argparse, but a usage error is one line and exit code 2, ``--help`` shows every
+    option's default, and an option is only ever its full name: argparse's prefix
+    matching (``--sched`` for ``--scheduler``) is off, so a stored command (``stealsearch
+    resume``) means exactly what its words say, and a new option never changes what an
+    old command line meant."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
