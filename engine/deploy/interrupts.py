@@ -345,6 +345,22 @@ def _kill_started_at_exit() -> None:
 _exit_hook = [False]
 
 
+@contextlib.contextmanager
+def _stop_signals_blocked():
+    """The stop signals blocked in this thread, so that a process started meanwhile keeps
+    them blocked for life.  For the resource tracker: it ignores SIGINT and SIGTERM by
+    itself, but a group's SIGHUP (a closed terminal) would end it mid-run (its "died
+    unexpectedly" warning, then a traceback per semaphore); it ends with its pipe."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set(stop_signals()))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _quiet_resource_tracker() -> None:
     """Start multiprocessing's resource tracker (once per process) in this thread, with
     its stderr on /dev/null (see the module docstring), and the exit hook above."""
@@ -355,7 +371,8 @@ def _quiet_resource_tracker() -> None:
         util.Finalize(None, _kill_started_at_exit, exitpriority=0)
     tracker = resource_tracker._resource_tracker
     if getattr(tracker, "_fd", None) is not None:
-        resource_tracker.ensure_running()       # running (or restarted if it died)
+        with _stop_signals_blocked():
+            resource_tracker.ensure_running()       # running (or restarted if it died)
         return
     try:
         sys.stderr.flush()
@@ -368,7 +385,8 @@ def _quiet_resource_tracker() -> None:
     except OSError:         # no fd 2 to borrow: start it as it is
         saved = None
     try:
-        resource_tracker.ensure_running()
+        with _stop_signals_blocked():
+            resource_tracker.ensure_running()
     finally:
         if saved is not None:
             os.dup2(saved, 2)

@@ -177,10 +177,19 @@ def committed(directory):
     return m if m.get("epochs", 0) >= 1 else None
 
 
+def as_in_a_terminal():
+    """A child's SIGHUP and SIGQUIT at their defaults, as in a terminal's foreground job
+    (a test run from a script's background job, or under nohup, has them ignored, and the
+    command keeps what it was started with)."""
+    for s in (signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def run_and_signal(argv, sig, tmp_path, group=True, twice=False, then=None, cut_in=None,
                    meanwhile=None):
     proc = subprocess.Popen([os.path.join(BIN, "stealsearch")] + argv, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_in_a_terminal)
     family = set()
     try:
         deadline = time.time() + 90
@@ -334,7 +343,8 @@ def test_ctrl_c_on_the_sequential_backend(tmp_path, sig, code, group):
     proc = subprocess.Popen([os.path.join(BIN, "stealsearch"), "clique", "--gnp", "400", "0.8",
                              "--sequential", "--checkpoint", str(d), "--checkpoint-every", "0.2",
                              "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_in_a_terminal)
     try:
         deadline = time.time() + 90
         while time.time() < deadline and proc.poll() is None and not committed(d):

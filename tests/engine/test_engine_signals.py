@@ -57,9 +57,9 @@ def test_sighup_and_sigquit_stop_a_search_unless_ignored_or_debugged():
     """SIGHUP and SIGQUIT are stop signals (as SIGTERM); not when the process started
     with them ignored (``nohup``), and SIGQUIT not when Python's fault handler is on."""
     def stops(*python, ignore=()):
-        def preexec():
-            for s in ignore:
-                signal.signal(s, signal.SIG_IGN)
+        def preexec():      # (as in a terminal, whatever this test run was started with)
+            for s in (signal.SIGHUP, signal.SIGQUIT):
+                signal.signal(s, signal.SIG_IGN if s in ignore else signal.SIG_DFL)
         return subprocess.run([sys.executable, *python, "-c", STOP_SIGNALS], capture_output=True,
                               text=True, check=True, preexec_fn=preexec, timeout=60).stdout.strip()
 
