@@ -1,8 +1,8 @@
 """A worker process that stalls while the LocalCluster starts (a real SIGSTOP, sent by the
-worker process to itself as it starts: a startup hook, so the stall is certain whatever
-the machine's speed): the start is bounded by ``--wait-workers``, the stalled worker is
-ended and the run goes on with the others (one note line), none up is exit 1 in one
-line, and a SIGTERM to the command alone acts during the start."""
+worker process to itself as it starts: tests/procutil.py's SpawnStall, so the stall is
+certain whatever the machine's speed): the start is bounded by ``--wait-workers``, the
+stalled worker is ended and the run goes on with the others (one note line), none up is
+exit 1 in one line, and a SIGTERM to the command alone acts during the start."""
 import json
 import os
 import signal
@@ -12,42 +12,9 @@ import time
 
 import psutil
 
-from procutil import _alive, end_processes, startup_hook
+from procutil import SpawnStall, _alive, end_processes
 
 BIN = os.path.dirname(sys.executable)
-
-#: ``sitecustomize`` of :func:`stalling`: a worker process multiprocessing spawns stops
-#: itself as it starts (every one, or only the first: the one that creates the claim file)
-_STALL_CODE = '''\
-import os
-import signal
-
-
-def _spawned():
-    try:
-        with open("/proc/self/cmdline", "rb") as f:
-            return b"spawn_main" in f.read()
-    except OSError:
-        return False
-
-
-_claim = os.environ.get("STEALSEARCH_TEST_STALL_CLAIM", "")
-if _claim and _spawned():
-    try:
-        if os.environ.get("STEALSEARCH_TEST_STALL_ALL") != "1":
-            os.close(os.open(_claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        os.kill(os.getpid(), signal.SIGSTOP)
-    except FileExistsError:
-        pass
-'''
-
-
-def stalling(tmp_path, every: bool) -> dict:
-    """An environment whose first (``every``: each) spawned worker process stops itself."""
-    folder = tmp_path / "stall-hook"
-    return startup_hook(folder, _STALL_CODE,
-                        STEALSEARCH_TEST_STALL_CLAIM=str(folder / "claimed"),
-                        STEALSEARCH_TEST_STALL_ALL="1" if every else "0")
 
 
 def spawned(pid: int) -> list:
@@ -107,7 +74,7 @@ def test_a_worker_stalled_at_start_is_dropped_and_the_count_is_exact(tmp_path):
     seconds it is ended (SIGKILL, by PID), one note line says so, and the search runs on
     the other worker with the exact count."""
     rc, out, err = run_cli(["uts", "--tree", "default", "--workers", "2", "--no-ramp-up",
-                            "--wait-workers", "10", "--json"], stalling(tmp_path, every=False),
+                            "--wait-workers", "10", "--json"], SpawnStall(tmp_path).env,
                            act=lambda proc, family: watch(proc, family, lambda s: False))
     assert rc == 0, err
     res = json.loads(out)
@@ -123,7 +90,7 @@ def test_no_worker_up_is_one_line_and_a_sigterm_acts_during_the_start(tmp_path):
     one line.  With the default timeout (a minute), a SIGTERM to the command alone (as
     ``kill PID``, ``docker stop``) ends the start at once: the "again to abandon" line,
     exit 143, nothing left running."""
-    env = stalling(tmp_path, every=True)
+    env = SpawnStall(tmp_path, every=True).env
     rc, out, err = run_cli(["uts", "--tree", "default", "--workers", "2", "--no-ramp-up",
                             "--wait-workers", "1", "--json"], env,
                            act=lambda proc, family: watch(proc, family, lambda s: False))
