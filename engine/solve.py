@@ -25,6 +25,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
           time_limit: float | None = None, node_limit: int | None = None,
           progress: bool = False, checkpoint: str | None = None,
           checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
+          checkpoint_required: bool = False,
           connect_timeout: float | None = None, wait_workers: float | None = None,
           force: bool = False, grace: float | None = None,
           threads_per_worker: int | None = None, proof=None) -> SearchResult:
@@ -77,6 +78,12 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         worker costs at most, per worker.
     checkpoint_info : dict, optional
         Extra JSON stored in the manifest (the CLI stores its command).
+    checkpoint_required : bool
+        A checkpoint write that fails (a full disk) stops the search, status
+        "interrupted" (``stop_reason`` "checkpoint_failed"), with its result; by
+        default it is said once and the search goes on without checkpoints.
+        Either way ``result.info["checkpoint_error"]`` says what failed, and the
+        folder keeps the last cut written.
     connect_timeout, wait_workers, force : optional
         How a cluster is reached or started; see
         :func:`stealsearch.engine.deploy.cluster.dask_client`.
@@ -90,12 +97,13 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         "auto"'s default: the usable cores); the ramp-up's first phase runs lanes on
         min(usable cores, workers x threads_per_worker) threads (one stack for a problem
         that holds the GIL: :func:`stealsearch.engine.transports.rampup.first_phase_threads`).
-    proof : a file name prefix: the search logs a proof of its answer, and writes the
-        model ``PREFIX.opb`` and the proof ``PREFIX.pbp`` (VeriPB's format; check it with
-        ``stealsearch check-proof PREFIX`` or ``veripb PREFIX.opb PREFIX.pbp``) when it
-        finishes; ``result.info["proof"]`` says what was written.  For a problem that
-        logs proofs (:mod:`stealsearch.engine.core.proof`), on backend "sequential" (one
-        thread), from the root.
+    proof : str, optional
+        A file name prefix: the search logs a proof of its answer, and writes the
+        model ``PREFIX.opb`` and the proof ``PREFIX.pbp`` (VeriPB's format; check it
+        with ``stealsearch check-proof PREFIX`` or ``veripb PREFIX.opb PREFIX.pbp``)
+        when it finishes; ``result.info["proof"]`` says what was written.  For a
+        problem that logs proofs (:mod:`stealsearch.engine.core.proof`), on backend
+        "sequential" (one thread), from the root.
 
     Returns
     -------
@@ -141,7 +149,8 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
                 cluster_config=cluster_config, client=client, policy=policy,
                 time_limit=time_limit, node_limit=node_limit, progress=progress,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                checkpoint_info=checkpoint_info, cut=None, connect_timeout=connect_timeout,
+                checkpoint_info=checkpoint_info, checkpoint_required=checkpoint_required,
+                cut=None, connect_timeout=connect_timeout,
                 wait_workers=wait_workers, force=force, grace=grace,
                 threads_per_worker=threads_per_worker, proof=proof)
 
@@ -175,9 +184,9 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
 
 def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None, client=None,
          policy=None, time_limit=None, node_limit=None, progress=False, checkpoint=None,
-         checkpoint_every=None, checkpoint_info=None, cut=None, connect_timeout=None,
-         wait_workers=None, force=False, grace=None, threads_per_worker=None,
-         proof=None) -> SearchResult:
+         checkpoint_every=None, checkpoint_info=None, checkpoint_required=False, cut=None,
+         connect_timeout=None, wait_workers=None, force=False, grace=None,
+         threads_per_worker=None, proof=None) -> SearchResult:
     import numbers
 
     from .deploy import interrupts
@@ -210,12 +219,15 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
         raise InputError(f"node limit must be >= 1, got {node_limit}")
     if checkpoint_every is not None and not checkpoint_every > 0:
         raise InputError(f"checkpoint interval must be > 0 seconds, got {checkpoint_every}")
+    if checkpoint_required and checkpoint is None:
+        raise InputError("checkpoint_required asks for a checkpoint folder: give checkpoint=DIR")
     if policy is not None and not isinstance(policy, StealPolicy):
         raise InputError(f"policy must be an engine.StealPolicy, got {type(policy).__name__}")
     threads = {} if threads_per_worker is None else {"threads_per_worker": int(threads_per_worker)}
     common = dict(policy=policy, time_limit=time_limit, node_limit=node_limit,
                   progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                  checkpoint_info=checkpoint_info, cut=cut)
+                  checkpoint_info=checkpoint_info, checkpoint_required=bool(checkpoint_required),
+                  cut=cut)
     with interrupts.handling_interrupts():
         if backend == "rampup":
             from .transports.rampup import Place, check_grace, run_rampup

@@ -2,13 +2,16 @@
 
 Bad input anywhere (an :class:`stealsearch.engine.core.errors.InputError`, or an argparse error)
 prints one line ``stealsearch: error: ...`` on stderr and exits 2, never a traceback;
-a search that could not finish exits 1.  A first Ctrl-C or SIGTERM during a search
-stops it and prints the result so far (status interrupted, best, bound, nodes), then
-exits 130 (SIGINT) or 143 (SIGTERM); a second one exits at once, unless it is the echo of
-a job manager's group signal (:mod:`stealsearch.engine.deploy.interrupts`).  A signal before the
-search (while the engine is imported, a graph read) prints ``stealsearch: interrupted``
-and exits 128 + n: the handlers are installed before the first heavy import.
-``stealsearch resume DIR`` re-runs the command stored in a checkpoint from its cut.
+a search that could not finish exits 1, and so does output that cannot be written
+(``> /dev/full``: one line).  A first stop signal during a search (Ctrl-C, SIGTERM, a
+closed terminal's SIGHUP, SIGQUIT) stops it and prints the result so far (status
+interrupted, best, bound, nodes) after its final checkpoint, then exits 128 + n (130
+for SIGINT, 143 for SIGTERM, 129 for SIGHUP); a second one exits at once, unless it is
+the echo of a job manager's group signal (:mod:`stealsearch.engine.deploy.interrupts`).
+A signal before the search (while the engine is imported, a graph read) prints
+``stealsearch: interrupted`` and exits 128 + n: the handlers are installed before the
+first heavy import.  ``stealsearch resume DIR`` re-runs the command stored in a
+checkpoint from its cut.
 """
 from __future__ import annotations
 
@@ -47,11 +50,14 @@ def build_parser() -> OneLineParser:
 
 
 # --- resilience: `stealsearch resume DIR` -------------------------------------------------
-#: flags of the stored command that the resume command replaces
-_WHERE_FLAGS = {"--workers": 1, "--sequential": 0, "--scheduler": 1, "--cluster-config": 1,
-                "--ramp-up": 0, "--no-ramp-up": 0, "--grace": 1,
-                "--checkpoint": 1, "--time-limit": 1, "--node-limit": 1,
-                "--force": 0, "--connect-timeout": 1, "--wait-workers": 1}
+#: what the resume command decides in place of the stored command: where the search runs,
+#: how it reaches its cluster, its limits (counted from the resume) and its checkpoint
+#: (the resumed DIR); parser destinations, compared and replaced after parsing
+_PLACE_DESTS = ("workers", "sequential", "scheduler", "cluster_config", "ramp_up", "grace",
+                "checkpoint", "time_limit", "node_limit", "force", "connect_timeout",
+                "wait_workers")
+#: how it reports: the resume command's replace the stored ones when it gives any
+_REPORT_DESTS = ("json", "quiet", "progress")
 
 
 def _register_resume(sub) -> None:
@@ -77,9 +83,11 @@ def _register_resume(sub) -> None:
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
                    help="stop after about N more nodes")
     # the new place may need them as a new search does (e.g. --workers 16 on 2 cores)
-    from stealsearch.engine.app.commandline import add_cluster_arguments
+    from stealsearch.engine.app.commandline import add_cluster_arguments, checkpoint_required_help
 
     add_cluster_arguments(p)
+    p.add_argument("--checkpoint-required", action="store_true", default=None,
+                   help=checkpoint_required_help() + " (default: as the stored command)")
     p.add_argument("--trust", action="store_true",
                    help="resume a checkpoint that your key did not sign (another user's or "
                         "machine's, or edited): its stored command is still checked, and "
@@ -91,22 +99,6 @@ def _register_resume(sub) -> None:
                       help="the live line even when stderr is not a terminal")
     talk.add_argument("--quiet", action="store_true", help="no live line, no notes")
     p.set_defaults(func=_run_resume)
-
-
-def _strip(argv: list[str]) -> list[str]:
-    out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
-        name = a.split("=", 1)[0]
-        if name in _WHERE_FLAGS:
-            takes = _WHERE_FLAGS[name] if "=" not in a else 0
-            if name == "--workers" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
-                takes = 0       # "--workers" alone: the usable cores, no value to drop
-            i += 1 + takes
-            continue
-        out.append(a)
-        i += 1
-    return out
 
 
 #: options whose value names a file or folder the command writes: never taken from a
@@ -124,26 +116,43 @@ def _search_commands(parser) -> dict:
             if any(a.dest == "checkpoint" for a in p._actions)}
 
 
-def validated_command(directory, argv, parser) -> list[str]:
-    """The stored command of a checkpoint, checked before anything of it runs: a search
-    sub-command, every option one of that sub-command's, none of them an output path
-    (those are refused: resume writes only the checkpoint it was given and stdout)."""
+def validated_command(directory, argv, parser):
+    """The stored command of a checkpoint, parsed and checked before anything of it runs:
+    a search sub-command whose every option is one of that sub-command's, spelt in full
+    (every parser refuses abbreviations), and none of them an output path (those are
+    refused: resume writes only the checkpoint it was given and stdout).  The check is on
+    the parsed options, so no spelling (``--out=X``, an abbreviation, an option given
+    twice) gets past it.  Returns the parsed namespace."""
+    import contextlib
+    import io
+
     from stealsearch.engine.core.checkpoint import CheckpointError
+    from stealsearch.engine.core.errors import InputError
 
     searches = _search_commands(parser)
     if not argv or argv[0] not in searches:
         raise CheckpointError(f"checkpoint {directory}: its stored command "
                               f"{(argv or [''])[0]!r:.40} is not a search sub-command "
                               f"({', '.join(sorted(searches))}); refusing to run it")
+    try:
+        # (--help or --version among the words would print and exit: neither is a search)
+        with contextlib.redirect_stdout(io.StringIO()):
+            namespace = parser.parse_args(list(argv))
+    except InputError as exc:
+        why = str(exc).split(": error: ", 1)[-1]
+        raise CheckpointError(f"checkpoint {directory}: its stored command cannot be read "
+                              f"({why}); refusing to run it") from None
+    except SystemExit:
+        raise CheckpointError(f"checkpoint {directory}: its stored command asks for help or "
+                              "a version, not a search; refusing to run it") from None
     sub = searches[argv[0]]
-    outputs = {o for a in sub._actions if a.dest in _OUTPUT_DESTS and a.dest != "checkpoint"
-               for o in a.option_strings}
-    for a in argv[1:]:
-        name = a.split("=", 1)[0]
-        if name in outputs:
-            raise CheckpointError(f"checkpoint {directory}: its stored command writes {name}; "
-                                  "refusing to write a path the checkpoint names")
-    return list(argv)
+    for action in sub._actions:
+        if action.dest in _OUTPUT_DESTS and action.dest != "checkpoint" \
+                and getattr(namespace, action.dest, action.default) != action.default:
+            raise CheckpointError(f"checkpoint {directory}: its stored command writes "
+                                  f"{action.option_strings[-1]}; refusing to write a path the "
+                                  "checkpoint names")
+    return namespace
 
 
 def _run_resume(args) -> int:
@@ -157,22 +166,26 @@ def _run_resume(args) -> int:
     if not args.trust:
         check_signed(args.dir, manifest, "resume it with --trust")
     parser = build_parser()
-    new = _strip(validated_command(args.dir, list(argv), parser))
-    output = [f"--{f}" for f in ("json", "quiet", "progress") if getattr(args, f, False)]
-    if output:          # the reporting asked for now replaces the stored command's
-        new = [a for a in new if a not in ("--json", "--quiet", "--progress")] + output
-    for flag in ("workers", "scheduler", "cluster_config", "time_limit", "node_limit",
-                 "connect_timeout", "wait_workers"):
-        value = getattr(args, flag)
-        if value is not None:
-            new += [f"--{flag.replace('_', '-')}", str(value)]
-    for flag in ("sequential", "force"):
-        if getattr(args, flag):
-            new.append(f"--{flag}")
-    inner = parser.parse_args(new)
+    inner = validated_command(args.dir, list(argv), parser)
+    sub = _search_commands(parser)[argv[0]]
+    # the place, limits and checkpoint are the resume command's: the stored ones go back
+    # to their defaults, and what the resume command gives replaces them
+    for dest in _PLACE_DESTS:
+        setattr(inner, dest, sub.get_default(dest))
+    for dest in _PLACE_DESTS:
+        value = getattr(args, dest, None)
+        if value is not None and value is not False:
+            setattr(inner, dest, value)
+    if args.checkpoint_required:
+        inner.checkpoint_required = True
+    if any(getattr(args, dest) for dest in _REPORT_DESTS):
+        for dest in _REPORT_DESTS:
+            setattr(inner, dest, bool(getattr(args, dest)))
     inner.resume_from = args.dir
     inner.stealsearch_argv = list(argv)
-    return inner.func(inner)
+    code = inner.func(inner)
+    args.exit_status = getattr(inner, "exit_status", None)
+    return code
 # --- end resilience ----------------------------------------------------------------------
 
 
@@ -183,9 +196,9 @@ _EARLY: list = []
 
 
 def _early_handler(signum, frame):
-    """Ctrl-C or SIGTERM while the command imports the engine (numba, Dask: seconds):
-    recorded, then raised as KeyboardInterrupt; a second one (not an echo) exits at once,
-    nothing of ours runs yet."""
+    """A stop signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) while the command imports the
+    engine (numba, Dask: seconds): recorded, then raised as KeyboardInterrupt; a second
+    one (not an echo) exits at once, nothing of ours runs yet."""
     import signal
     import time
 
@@ -214,10 +227,11 @@ def _install_early_handlers() -> dict | None:
 
     if threading.current_thread() is not threading.main_thread():
         return None
-    import stealsearch.engine.deploy.interrupts  # noqa: F401  (the handler's rule, loaded now)
+    # the handler's rule and the signals, loaded now (the module imports nothing heavy)
+    from stealsearch.engine.deploy.interrupts import stop_signals
 
     _EARLY.clear()
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.getsignal(s) for s in stop_signals()}
     for s in previous:
         signal.signal(s, _early_handler)
     hook = sys.unraisablehook
@@ -255,10 +269,59 @@ def _restore(previous: dict | None, interrupts, as_program: bool) -> None:
             signal.signal(s, h)
 
 
+def _say(line: str) -> None:
+    """One line on stderr, if stderr can still be written (a closed terminal: not)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+class OutputError(Exception):
+    """The command's output could not be written: stdout on a full disk (``> /dev/full``),
+    a closed terminal, a quota.  (A reader that went away, ``| head``, is BrokenPipeError.)"""
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: its write errors are :class:`OutputError`,
+    told apart from every other OSError of the command."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or exc.__class__.__name__) from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or exc.__class__.__name__) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _stdout_to_devnull(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that what is still buffered
+    goes nowhere when the interpreter flushes it at exit (not into a second error)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def _interrupted(interrupts) -> int:
     import signal
 
-    print("stealsearch: interrupted", file=sys.stderr)
+    _say("stealsearch: interrupted")
     sig = interrupts.received_signal() if interrupts is not None else None
     if sig is None and _EARLY:
         sig = _EARLY[0][0]
@@ -302,6 +365,8 @@ def _main(argv: list, interrupts) -> int:
     from stealsearch.engine.app.commandline import one_line_warnings
     from stealsearch.engine.core.errors import InputError, SearchFailed
 
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
     try:
         with one_line_warnings(argv):
             parser = build_parser()
@@ -311,28 +376,36 @@ def _main(argv: list, interrupts) -> int:
             code = args.func(args)
             sys.stdout.flush()
             sig = interrupts.received_signal()
-            if sig is not None:     # the search stopped on Ctrl-C / SIGTERM and printed its result
+            if sig is not None:     # the search stopped on a stop signal and printed its result
                 return 128 + sig
-        return 0 if code is None else int(code)
+        code = 0 if code is None else int(code)
+        # (a checkpoint that was required and failed: the result was printed, exit 1)
+        return max(code, int(getattr(args, "exit_status", None) or 0))
     except BrokenPipeError:
         # the reader of our output went away (``stealsearch ... | head -1``): stop quietly,
         # and point stdout at /dev/null so the interpreter's final flush does not complain
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _stdout_to_devnull(stdout)
         return 141
+    except OutputError as exc:
+        _stdout_to_devnull(stdout)
+        sig = interrupts.received_signal()
+        if sig is not None:         # (a closed terminal: its SIGHUP is what to report)
+            return 128 + sig
+        _say(f"stealsearch: error: cannot write the output ({exc})")
+        return 1
     except InputError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
         if not msg.startswith("stealsearch"):
             msg = f"stealsearch: error: {msg}"
-        print(msg, file=sys.stderr)
+        _say(msg)
         return 2
     except SearchFailed as exc:
-        print(f"stealsearch: search failed: {exc}", file=sys.stderr)
+        _say(f"stealsearch: search failed: {exc}")
         return 1
     except KeyboardInterrupt:
         return _interrupted(interrupts)
+    finally:
+        sys.stdout = stdout
 
 
 def _from_interrupt(exc: BaseException) -> bool:

@@ -94,8 +94,9 @@ def owned_cluster(workers: int, seen: set, warm=None):
 #: ``sitecustomize`` of :func:`spawn_gate`: a process multiprocessing spawned (a
 #: LocalCluster's worker process: ``... spawn_main(...)``) waits at its start until the
 #: gate file exists (at most HOLD seconds); every other process starts as usual
-_SPAWN_GATE_CODE = '''\
+_SPAWNED_CODE = '''\
 import os
+import signal
 import time
 
 
@@ -107,6 +108,8 @@ def _spawned():
         return False
 
 
+'''
+_SPAWN_GATE_CODE = _SPAWNED_CODE + '''\
 if _spawned():
     _gate = os.environ.get("STEALSEARCH_TEST_SPAWN_GATE", "")
     _until = time.monotonic() + {hold}
@@ -143,6 +146,33 @@ class SpawnGate:
     def open(self) -> None:
         with open(self.path, "w"):
             pass
+
+
+#: ``sitecustomize`` of :class:`SpawnStall`: a process multiprocessing spawned stops itself
+#: (SIGSTOP) as it starts: every one, or only the first (the one that creates the claim file)
+_SPAWN_STALL_CODE = _SPAWNED_CODE + '''\
+_claim = os.environ.get("STEALSEARCH_TEST_STALL_CLAIM", "")
+if _claim and _spawned():
+    try:
+        if os.environ.get("STEALSEARCH_TEST_STALL_ALL") != "1":
+            os.close(os.open(_claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.kill(os.getpid(), signal.SIGSTOP)
+    except FileExistsError:
+        pass
+'''
+
+
+class SpawnStall:
+    """An environment (``env``) under which the first worker process a command spawns
+    (``every``: each one) stalls as it starts: a real SIGSTOP it sends itself, so the
+    stall is certain however fast the machine.  Nothing resumes it: the command (or the
+    test) must end it."""
+
+    def __init__(self, folder, every: bool = False):
+        folder = os.path.join(str(folder), "spawn-stall")
+        self.env = startup_hook(folder, _SPAWN_STALL_CODE,
+                                STEALSEARCH_TEST_STALL_CLAIM=os.path.join(folder, "claimed"),
+                                STEALSEARCH_TEST_STALL_ALL="1" if every else "0")
 
 
 class Lines:

@@ -55,11 +55,15 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit code 2, and ``--help`` shows
-    every option's default."""
+    """argparse, but a usage error is one line and exit code 2, ``--help`` shows every
+    option's default, and an option is only ever its full name: argparse's prefix
+    matching (``--sched`` for ``--scheduler``) is off, so a stored command (``stealsearch
+    resume``) means exactly what its words say, and a new option never changes what an
+    old command line meant."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
@@ -260,15 +264,18 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     Any command that takes ``--workers``/``--scheduler`` can add these and hand
     :func:`cluster_options` to :func:`stealsearch.engine.deploy.cluster.dask_client`.
     """
-    from ..deploy.cluster import DEFAULT_CONNECT_TIMEOUT, DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE
+    from ..deploy.cluster import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_START_TIMEOUT,
+                                  DEFAULT_WAIT_WORKERS, MAX_WORKERS_PER_CORE)
 
     g = parser.add_argument_group("cluster connection (see stealsearch.engine.deploy.cluster)")
     g.add_argument("--connect-timeout", type=positive_seconds, default=None, metavar="S",
                    help=f"give up reaching the scheduler after S seconds (default "
                         f"{DEFAULT_CONNECT_TIMEOUT:g}, or $STEALSEARCH_CONNECT_TIMEOUT)")
     g.add_argument("--wait-workers", type=positive_seconds, default=None, metavar="S",
-                   help=f"wait up to S seconds for a scheduler's first worker "
-                        f"(default {DEFAULT_WAIT_WORKERS:g})")
+                   help=f"wait up to S seconds for a scheduler's first worker (default "
+                        f"{DEFAULT_WAIT_WORKERS:g}), or for the worker processes of a "
+                        f"LocalCluster to start (default {DEFAULT_START_TIMEOUT:g}; one "
+                        "still starting then is ended, the run goes on with the others)")
     g.add_argument("--force", action="store_true",
                    help=f"start more than {MAX_WORKERS_PER_CORE} worker processes per core, "
                         "or more than the free memory holds")
@@ -292,6 +299,15 @@ def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"seconds between consistent cuts (default "
                         f"{DEFAULT_CHECKPOINT_EVERY:g}): also the most work a lost worker "
                         "costs, per worker")
+    g.add_argument("--checkpoint-required", action="store_true",
+                   help=checkpoint_required_help())
+
+
+def checkpoint_required_help() -> str:
+    """``--checkpoint-required``'s help (a new search's and ``stealsearch resume``'s)."""
+    return ("a checkpoint that cannot be written (a full disk) stops the search with its "
+            "result so far (status interrupted, exit code 1); without it, one warning "
+            "and the search goes on without checkpoints")
 
 
 def checkpoint_kwargs(args: argparse.Namespace) -> dict:
@@ -303,6 +319,10 @@ def checkpoint_kwargs(args: argparse.Namespace) -> dict:
     out = {"checkpoint_every": every}
     if getattr(args, "checkpoint", None) is not None:
         out["checkpoint"] = args.checkpoint
+    if getattr(args, "checkpoint_required", False):
+        if out.get("checkpoint") is None and getattr(args, "resume_from", None) is None:
+            raise InputError("--checkpoint-required asks for a checkpoint: give --checkpoint DIR")
+        out["checkpoint_required"] = True
     argv = getattr(args, "stealsearch_argv", None)
     if argv is not None:
         out["checkpoint_info"] = {"argv": list(argv)}
@@ -416,7 +436,7 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None):
         from ..solve import resume
 
         kwargs.setdefault("checkpoint", resume_from)
-        return resume(resume_from, problem, backend=backend, **where, **kwargs)
+        return _checked(args, resume(resume_from, problem, backend=backend, **where, **kwargs))
     # --- end resilience
     if backend == "sequential":
         from .timing import warm_up
@@ -424,7 +444,16 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None):
         warm_up(problem)        # the printed search time excludes loading the kernel
     if proof is not None:
         kwargs["proof"] = proof
-    return solve(problem, backend=backend, **where, **kwargs)
+    return _checked(args, solve(problem, backend=backend, **where, **kwargs))
+
+
+def _checked(args: argparse.Namespace, result):
+    """``result``; a checkpoint that was required and could not be written sets the
+    command's exit status (``args.exit_status``, read by :mod:`stealsearch.cli`) to 1:
+    the result is still printed, and the run still failed what it was asked."""
+    if getattr(args, "checkpoint_required", False) and result.info.get("checkpoint_error"):
+        args.exit_status = 1
+    return result
 
 
 @contextlib.contextmanager
@@ -439,7 +468,10 @@ def one_line_warnings(argv=None):
     def show(message, category, filename, lineno, file=None, line=None):
         if not quiet:
             text = str(message).splitlines()[0] if str(message) else category.__name__
-            print(f"stealsearch: warning: {text}", file=sys.stderr)
+            try:
+                print(f"stealsearch: warning: {text}", file=sys.stderr)
+            except (OSError, ValueError):   # a closed terminal: the warning ends, not the run
+                pass
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)

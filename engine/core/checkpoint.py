@@ -10,7 +10,10 @@ Every file is written atomically (a temporary name in the same directory, fsync,
 rename, fsync of the directory), so a crash leaves either the previous checkpoint or
 the new one, never a mix; the manifest names the rows file it belongs to and its
 SHA-256, so a truncated or foreign file is refused.  A directory that holds anything
-but a checkpoint of ours is never written into.
+but a checkpoint of ours is never written into, nor one that another process is writing
+into (:class:`DirectoryLock`).  A write that fails (a full disk) leaves the last
+committed checkpoint as it was and no temporary file; temporary files of a process that
+died during a write are removed by the next writer of the folder.
 
 UG (the Ubiquity Generator behind ParaSCIP) checkpoints its open nodes the same way
 every ``CheckpointInterval`` seconds and restarts from them.
@@ -39,8 +42,11 @@ import json
 import numbers
 import os
 import pickle
+import re
 import secrets
+import threading
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -171,13 +177,27 @@ def check_signed(directory, manifest: dict, what: str) -> None:
                           f"or machine, or edited); {what} only if you trust who wrote it")
 
 
+def _temporary(path: Path) -> Path:
+    """Where :func:`_atomic_write` writes ``path`` first (this process's name for it)."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """``data`` into ``path`` or nothing: a write that fails (a full disk, a quota, an I/O
+    error) leaves ``path`` as it was and no temporary file behind, and raises."""
+    tmp = _temporary(path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass        # (the error that matters is the one being raised)
+        raise
 
 
 def _fsync_dir(path: Path) -> None:
@@ -191,6 +211,15 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+#: the temporary names :func:`_temporary` gives (``.rows-3-0.npy.tmp-1234``)
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.tmp-\d+")
+
+
+def _our_name(name: str) -> bool:
+    """A file name the writer gives: the problem, a rows file, the manifest."""
+    return name in (PROBLEM_FILE, MANIFEST) or (name.startswith("rows-") and name.count("-") == 2)
+
+
 def _is_ours(directory: Path) -> bool:
     try:
         return json.loads((directory / MANIFEST).read_text()).get("format") == FORMAT
@@ -198,22 +227,20 @@ def _is_ours(directory: Path) -> bool:
         pass
     # a checkpoint being started: the problem (and rows) written, no cut committed yet, so
     # no manifest — e.g. the ramp-up's first phase, whose directory the cluster phase
-    # opens again at the hand-over.  Only names the writer itself gives count.
+    # opens again at the hand-over; or only the temporary files of a run that ended
+    # during its first write.  Only names the writer itself gives count.
     names = [p.name for p in directory.iterdir()]
-    return bool(names) and PROBLEM_FILE in names and all(
-        n == PROBLEM_FILE or (n.startswith("rows-") and n.count("-") == 2)
-        or (n.startswith(".") and ".tmp-" in n) for n in names)
+    temporary = [_TEMPORARY.fullmatch(n) for n in names]
+    return bool(names) and all(
+        _our_name(n) or (t is not None and _our_name(t["name"]))
+        for n, t in zip(names, temporary)) and (
+        PROBLEM_FILE in names or all(t is not None for t in temporary))
 
 
-def prepare_directory(directory) -> Path:
-    """The checkpoint directory, created if missing; refused if it holds anything that
-    is not a checkpoint of ours."""
+def _make_directory(directory) -> Path:
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise CheckpointError(f"checkpoint {directory}: exists and is not a directory")
-    if d.is_dir() and any(d.iterdir()) and not _is_ours(d):
-        raise CheckpointError(f"checkpoint {directory}: directory is not empty and holds no "
-                              "stealsearch checkpoint; refusing to write into it")
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -221,8 +248,118 @@ def prepare_directory(directory) -> Path:
     return d
 
 
+def _check_ours(d: Path, directory) -> None:
+    if any(d.iterdir()) and not _is_ours(d):
+        raise CheckpointError(f"checkpoint {directory}: directory is not empty and holds no "
+                              "stealsearch checkpoint; refusing to write into it")
+
+
+def prepare_directory(directory) -> Path:
+    """The checkpoint directory, created if missing; refused if it holds anything that
+    is not a checkpoint of ours."""
+    d = _make_directory(directory)
+    _check_ours(d, directory)
+    return d
+
+
+# -- one writer per folder ------------------------------------------------------------------
+class DirectoryLock:
+    """This process's claim on a checkpoint folder while it writes there: an exclusive
+    ``flock`` on the folder itself (no file of its own), held by one open descriptor per
+    process and counted, so that the writers of one process (the ramp-up's two phases, a
+    resume in the same program) share it while another process is refused in one true
+    line.  Two runs writing into one folder would delete each other's rows files.  A
+    file system without ``flock`` (some network mounts) writes unlocked.  The kernel
+    releases the lock when the process ends, however it ends."""
+
+    _held: dict = {}            # (st_dev, st_ino) -> [descriptor, writers]
+    _guard = threading.Lock()
+
+    def __init__(self, key):
+        self._key = key
+
+    @classmethod
+    def take(cls, d: Path, directory) -> "DirectoryLock":
+        try:
+            import fcntl
+        except ImportError:         # no flock on this system: unlocked, as before
+            return cls(None)
+        st = os.stat(d)
+        key = (st.st_dev, st.st_ino)
+        with cls._guard:
+            held = cls._held.get(key)
+            if held is not None:
+                held[1] += 1
+                return cls(key)
+            fd = os.open(d, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                holder = _lock_holder(st)
+                raise CheckpointError(
+                    f"checkpoint {directory}: another search"
+                    + (f" (process {holder})" if holder else "")
+                    + " is writing into it; wait until it ends, or give another folder") from None
+            except OSError:         # no flock here: unlocked, as before
+                os.close(fd)
+                return cls(None)
+            cls._held[key] = [fd, 1]
+            return cls(key)
+
+    def release(self) -> None:
+        """Idempotent; the last writer of this process gives the folder back."""
+        key, self._key = self._key, None
+        if key is None:
+            return
+        with self._guard:
+            held = self._held.get(key)
+            if held is None:
+                return
+            held[1] -= 1
+            if held[1] == 0:
+                del self._held[key]
+                os.close(held[0])           # (closing the descriptor drops the flock)
+
+
+def _lock_holder(st) -> int | None:
+    """The process that holds the ``flock`` on the folder ``st`` describes, as Linux's
+    ``/proc/locks`` names it (None where it does not: another system, another host)."""
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                parts = line.split()
+                if "FLOCK" in parts and where in parts and "->" not in parts:
+                    pid = int(parts[parts.index(where) - 1])
+                    return pid or None
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _remove_leftovers(d: Path) -> None:
+    """Temporary files of runs that ended during a write (``kill -9``, a power cut): no
+    other process writes here while this one holds the folder's lock."""
+    for p in d.iterdir():
+        t = _TEMPORARY.fullmatch(p.name)
+        if t is not None and _our_name(t["name"]):
+            try:
+                p.unlink()
+            except OSError:
+                pass
+
+
 class CheckpointWriter:
-    """Writes the cuts of one search into ``directory`` (see the module docstring)."""
+    """Writes the cuts of one search into ``directory`` (see the module docstring).
+
+    A write that fails (``OSError``: a full disk, a quota, an I/O error) raises and
+    leaves the folder as the last write that succeeded left it: the manifest is the
+    commit point, a rows file written for a manifest that could not be is removed, and
+    :func:`_atomic_write` leaves no temporary file.  What then becomes of the search is
+    the epoch loop's choice (:mod:`stealsearch.engine.core.loop`).  The folder is this
+    process's while a writer of it is open (:class:`DirectoryLock`, released by
+    :meth:`close`)."""
 
     @classmethod
     def open(cls, directory, problem: Problem, codec, policy, info: dict | None = None):
@@ -235,19 +372,34 @@ class CheckpointWriter:
 
     def __init__(self, directory, problem: Problem, codec, *, mode: str, policy: dict | None,
                  info: dict | None = None):
-        self.dir = prepare_directory(directory)
-        self.problem, self.codec = problem, codec
-        self.hash = instance_hash(problem)
-        self.key = signing_key()
-        pickled = pickle.dumps(problem, protocol=5)
-        self.meta = {"format": FORMAT, "version": VERSION, "engine_version": engine_version(),
-                     "problem": problem.name, "mode": mode, "instance_hash": self.hash,
-                     "policy": policy, "info": info or {},
-                     "problem_sha256": hashlib.sha256(pickled).hexdigest()}
-        _atomic_write(self.dir / PROBLEM_FILE, pickled)
+        self.dir = _make_directory(directory)
+        self.lock = DirectoryLock.take(self.dir, directory)
+        self._release = weakref.finalize(self, self.lock.release)
+        try:
+            _check_ours(self.dir, directory)
+            _remove_leftovers(self.dir)
+            self.problem, self.codec = problem, codec
+            self.hash = instance_hash(problem)
+            self.key = signing_key()
+            pickled = pickle.dumps(problem, protocol=5)
+            self.meta = {"format": FORMAT, "version": VERSION,
+                         "engine_version": engine_version(), "problem": problem.name,
+                         "mode": mode, "instance_hash": self.hash, "policy": policy,
+                         "info": info or {},
+                         "problem_sha256": hashlib.sha256(pickled).hexdigest()}
+            #: the rows file the manifest on disk names (never removed by a failed write)
+            self.committed_rows = _rows_named(self.dir)
+            _atomic_write(self.dir / PROBLEM_FILE, pickled)
+        except BaseException:
+            self.close()
+            raise
         self.writes = 0
         self.seconds = 0.0
         self.bytes = 0
+
+    def close(self) -> None:
+        """This writer is done: the folder goes back (see :class:`DirectoryLock`)."""
+        self._release()
 
     def figures(self) -> dict:
         """What writing this checkpoint cost, for a search's result ``info`` (every
@@ -261,7 +413,6 @@ class CheckpointWriter:
         self.codec.write(buf, cut.rows(self.codec))
         data = buf.getvalue()
         rows_name = f"rows-{cut.epochs}-{cut.recoveries}{self.codec.suffix}"
-        _atomic_write(self.dir / rows_name, data)
         manifest = dict(self.meta, status=status, written_at=time.time(),
                         rows_file=rows_name, rows=cut.n_rows(),
                         rows_sha256=hashlib.sha256(data).hexdigest(),
@@ -272,15 +423,39 @@ class CheckpointWriter:
                         history=[[float(t_), int(v)] for t_, v in cut.history],
                         elapsed=cut.elapsed, epochs=cut.epochs, recoveries=cut.recoveries,
                         nodes_redone=cut.nodes_redone)
-        _atomic_write(self.dir / MANIFEST,
-                      json.dumps(sign(manifest, self.key), indent=1).encode())
+        try:
+            _atomic_write(self.dir / rows_name, data)
+            _atomic_write(self.dir / MANIFEST,
+                          json.dumps(sign(manifest, self.key), indent=1).encode())
+        except OSError:
+            # the manifest on disk still names the last rows file that was committed;
+            # one written for the manifest that failed is nobody's
+            if rows_name != self.committed_rows:
+                try:
+                    (self.dir / rows_name).unlink(missing_ok=True)
+                except OSError:
+                    pass
+            raise
+        self.committed_rows = rows_name
         _fsync_dir(self.dir)
         for old in self.dir.glob("rows-*"):
             if old.name != rows_name:
-                old.unlink(missing_ok=True)
+                try:
+                    old.unlink(missing_ok=True)
+                except OSError:     # a stale file only: the next write tries again
+                    pass
         self.writes += 1
         self.bytes = len(data)
         self.seconds += time.perf_counter() - t
+
+
+def _rows_named(d: Path) -> str | None:
+    """The rows file the manifest in ``d`` names (None: no readable manifest)."""
+    try:
+        name = json.loads((d / MANIFEST).read_text()).get("rows_file")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def read_manifest(directory) -> dict:

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import stop_request
-from .checkpoint import CheckpointWriter
+from .checkpoint import CheckpointWriter, instance_hash, read_manifest
 from .epochs import DEFAULT_CHECKPOINT_EVERY, PEER_TIMEOUT, Cut, EpochSpec, conserves
-from .errors import SearchFailed
+from .errors import InputError, SearchFailed, first_line
 from .outcome import INTERRUPT_REASONS, build_result, merge_history, remaining_bound
 from .policy import StealPolicy
 from .problem import Mode, Problem
@@ -57,6 +57,10 @@ logger = logging.getLogger("stealsearch")
 MAX_CONSECUTIVE_ABORTS = 12
 #: the stop reasons a worker reports that end the search (any other: the epoch was a cut)
 STOPS = ("found", "time_limit", "node_limit", "interrupted", "handover")
+#: the epochs of a run before its first committed cut last this part of the interval
+#: between cuts: until then a failure (a lost or stalled worker) or a time limit loses
+#: every node the run has searched, and the work of an epoch is only kept at its end
+FIRST_CUT_FRACTION = 0.2
 
 
 @dataclass
@@ -263,8 +267,7 @@ class LiveLine:
             self._safely(self.est.work)
             fraction = self._safely(self.est.fraction, nodes)
         self._better(best)
-        self.bar.update(nodes, incumbent=self.incumbent, bound=self.bound,
-                        fraction_done=fraction, **fields)
+        self._draw(nodes, fraction_done=fraction, **fields)
         return fraction
 
     def complete(self, nodes: int) -> None:
@@ -273,10 +276,28 @@ class LiveLine:
             self._safely(self.est.finish)
         if self.optimise and self.best is not None:
             self.bound_value = self.best
-        self.bar.update(nodes, incumbent=self.incumbent, bound=self.bound, fraction_done=1.0)
+        self._draw(nodes, fraction_done=1.0)
+
+    def _draw(self, nodes: int, **fields) -> None:
+        """A stderr that cannot be written any more (a closed terminal: EIO after its
+        SIGHUP) ends the line, never the search: the result and the final checkpoint
+        still come."""
+        if self.bar is None:
+            return
+        try:
+            self.bar.update(nodes, incumbent=self.incumbent, bound=self.bound, **fields)
+        except (OSError, ValueError) as exc:       # (ValueError: a closed stream)
+            logger.info("the live line ended: %r", exc)
+            self.close()
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is None:
+            return
+        try:
+            self.bar.close()
+        except (OSError, ValueError) as exc:
+            logger.info("the live line ended: %r", exc)
+        self.bar = None
 
     def figures(self) -> dict:
         if self.est is None:
@@ -293,14 +314,17 @@ class EpochLoop:
                  policy: StealPolicy | None = None, time_limit: float | None = None,
                  node_limit: int | None = None, progress: bool = False,
                  checkpoint: str | None = None, checkpoint_every: float | None = None,
-                 checkpoint_info: dict | None = None, cut: Cut | None = None,
-                 estimate=None, t0: float | None = None):
+                 checkpoint_info: dict | None = None, checkpoint_required: bool = False,
+                 cut: Cut | None = None, estimate=None, t0: float | None = None):
         self.problem, self.transport = problem, transport
         self.policy = policy or StealPolicy()
         self.time_limit, self.node_limit = time_limit, node_limit
         self.every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None \
             else float(checkpoint_every)
         self.checkpoint = checkpoint
+        self.checkpoint_required = bool(checkpoint_required)
+        #: why the checkpoint could not be written (None: it could, or none was asked for)
+        self.checkpoint_error: str | None = None
         self.clock = SearchClock(t0)
         self.codec = make_stack(problem).codec
         self.carried = 0 if cut is None else cut.nodes
@@ -308,19 +332,71 @@ class EpochLoop:
         #: nodes the transport expanded to make the first cut (not carried: this run's)
         self.setup_nodes = 0 if cut is not None else self.cut.nodes
         self.clock.elapsed0 = self.cut.elapsed
-        self.writer = CheckpointWriter.open(checkpoint, problem, self.codec, self.policy,
-                                            checkpoint_info)
+        self.stop_reason: str | None = None
+        self.writer = None
+        try:
+            self.writer = CheckpointWriter.open(checkpoint, problem, self.codec, self.policy,
+                                                checkpoint_info)
+        except OSError as exc:
+            self._checkpoint_failed(exc)
         self.live = LiveLine(problem, progress, transport.desc(problem), estimate,
                              codec=self.codec)
         self.search_id = uuid.uuid4().hex[:12]
         self.epoch = 0
+        #: cuts this run committed (the first comes sooner: FIRST_CUT_FRACTION)
+        self.commits = 0
         #: per worker address, its figures summed over the committed epochs
         self.stats: dict[str, WorkerStats] = {}
         #: rows the shared portions held at each committed cut (the conservation identity)
         self.rows_left_shared = 0
-        self.stop_reason: str | None = None
         self.search_seconds = 0.0
         self._aborts_in_row = 0
+
+    # -- the checkpoint ---------------------------------------------------------------------
+    def _write(self, cut: Cut, status: str = "running") -> None:
+        """Write ``cut``; a write that fails is :meth:`_checkpoint_failed`'s."""
+        if self.writer is None or self.checkpoint_error is not None:
+            return
+        try:
+            self.writer.write(cut, status=status)
+        except OSError as exc:
+            self._checkpoint_failed(exc)
+
+    def _checkpoint_failed(self, exc: OSError) -> None:
+        """A checkpoint that cannot be written (a full disk, a quota, an I/O error) is
+        written no more, and said once: the search goes on without checkpoints, or, when
+        they are required, stops here as ``checkpoint_failed`` (status interrupted, with
+        its result).  The folder keeps the last cut that was written (checkpoint.py)."""
+        why = exc.strerror or first_line(exc)
+        self.checkpoint_error = f"checkpoint {self.checkpoint}: cannot write it ({why})"
+        self.close()
+        if self.checkpoint_required:
+            logger.warning("error: %s; the search stops, as checkpoints are required",
+                           self.checkpoint_error)
+            self.stop_reason = self.stop_reason or "checkpoint_failed"
+        else:
+            logger.warning("warning: %s; the search goes on without checkpoints",
+                           self.checkpoint_error)
+
+    def _resume_note(self) -> str | None:
+        """Where this search can be resumed from after a failure: the checkpoint folder,
+        if it holds a cut of this search with rows left (None otherwise)."""
+        if self.checkpoint is None:
+            return None
+        try:
+            m = read_manifest(self.checkpoint)
+            if m.get("instance_hash") != instance_hash(self.problem) or not m.get("rows"):
+                return None
+        except (InputError, OSError):
+            return None
+        return (f"the checkpoint in {self.checkpoint} holds its last cut "
+                f"({m.get('nodes', 0):,} nodes): resume it from there "
+                f"(stealsearch resume {self.checkpoint})")
+
+    def close(self) -> None:
+        """The search's checkpoint folder goes back (idempotent)."""
+        if self.writer is not None:
+            self.writer.close()
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> str:
@@ -341,6 +417,13 @@ class EpochLoop:
                         self._epoch()
             except KeyboardInterrupt:      # between epochs: the last cut is the state
                 self.stop_reason = "interrupted"
+            except SearchFailed as exc:    # (a lost scheduler): say where to resume from
+                note = self._resume_note()
+                if note is None:
+                    raise
+                failed = SearchFailed(f"{exc}; {note}")
+                failed.reason, failed.resume_note = str(exc), note
+                raise failed from exc
         finally:
             self._last_look()
             self.live.close()
@@ -384,7 +467,8 @@ class EpochLoop:
         self.epoch += 1
         spec = EpochSpec(
             search_id=self.search_id, epoch=self.epoch, peers=peers, policy=self.policy,
-            incumbent=cut.incumbent(problem), epoch_seconds=self.every,
+            incumbent=cut.incumbent(problem),
+            epoch_seconds=self.every if self.commits else self.every * FIRST_CUT_FRACTION,
             time_left=None if self.time_limit is None
             else max(0.0, self.time_limit - self.clock.here()),
             node_limit=None if self.node_limit is None
@@ -426,14 +510,15 @@ class EpochLoop:
                                "(a protocol bug)")
         if reason in STOPS:
             self.stop_reason = reason
-        elif self.writer is not None and cut.n_rows():
-            self.writer.write(cut)
+        elif cut.n_rows():
+            self._write(cut)
 
     def _commit(self, outs) -> None:
         """The epoch's outcomes become the next cut; their figures are added to each
         worker's.  ``rows_left`` is a state, not a flow ("rows on its stack when the
         search stopped"): the last committed epoch's value, 0 for a worker it did not use."""
         self.cut = self.cut.commit(self.problem, outs)
+        self.commits += 1
         for st in self.stats.values():
             st.rows_left = 0
         for o in outs:
@@ -452,8 +537,9 @@ class EpochLoop:
         problem, cut = self.problem, self.cut
         reason = self.stop_reason or "complete"
         cut.elapsed = self.clock.elapsed0 + self.search_seconds
-        if self.writer is not None:
-            self.writer.write(cut, status=reason)
+        checkpoint = None if self.writer is None else str(self.writer.dir)
+        self._write(cut, status=reason)
+        self.close()
         rb = remaining_bound(problem, cut.rows(self.codec)) \
             if reason in INTERRUPT_REASONS and problem.mode is Mode.OPTIMISE else None
         if phases is None:
@@ -463,6 +549,8 @@ class EpochLoop:
         info = {**self.transport.info(self), **self.live.figures()}
         if self.writer is not None:
             info.update(self.writer.figures())
+        if self.checkpoint_error is not None:
+            info["checkpoint_error"] = self.checkpoint_error
         result = build_result(
             problem, backend=self.transport.label, counters=[cut.counters],
             best_value=cut.best_value, best_buffer=cut.best_buffer,
@@ -471,7 +559,7 @@ class EpochLoop:
             wall_seconds=time.perf_counter() - self.clock.t_wall,
             search_seconds=self.search_seconds, policy=self.policy.as_dict(), info=info,
             epochs=cut.epochs, recoveries=cut.recoveries, nodes_redone=cut.nodes_redone,
-            checkpoint=None if self.writer is None else str(self.writer.dir), phases=phases)
+            checkpoint=checkpoint, phases=phases)
         if not result.conservation()["holds"]:
             raise SearchFailed(f"row conservation violated: {result.conservation()}")
         return result
@@ -481,5 +569,8 @@ def run_epochs(problem: Problem, transport: Transport, **kwargs) -> SearchResult
     """Search ``problem`` epoch by epoch on ``transport`` and return the result
     (keywords: :class:`EpochLoop`'s)."""
     loop = EpochLoop(problem, transport, **kwargs)
-    loop.run()
-    return loop.result()
+    try:
+        loop.run()
+        return loop.result()
+    finally:
+        loop.close()

@@ -12,7 +12,7 @@ from .result import EXHAUSTED, FOUND, INTERRUPTED, NONE, OPTIMAL, SearchResult, 
 
 
 #: stop reasons that leave open rows: the result is "interrupted" with a proven bound
-INTERRUPT_REASONS = ("time_limit", "node_limit", "interrupted")
+INTERRUPT_REASONS = ("time_limit", "node_limit", "interrupted", "checkpoint_failed")
 
 
 def remaining_bound(problem: Problem, rows: np.ndarray) -> int | None:

@@ -40,6 +40,12 @@ from .quiet_logs import quiet_distributed_logs
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: Seconds to wait for the first worker of a scheduler that has none (``--wait-workers``).
 DEFAULT_WAIT_WORKERS = 30.0
+#: Seconds the worker processes of a LocalCluster we start may take to come up
+#: (``--wait-workers`` sets it too): one still starting then is stalled (stopped, swapped
+#: out, hung in an import) and is ended like one that died while it started.
+DEFAULT_START_TIMEOUT = 60.0
+#: Seconds a start may take to settle once its stalled worker processes were ended.
+STALLED_END_GRACE = 10.0
 #: Beyond this many worker processes per core a local cluster is refused without force.
 MAX_WORKERS_PER_CORE = 4
 #: A worker process (interpreter, numpy, numba, distributed) needs about this much memory.
@@ -138,13 +144,16 @@ def _seconds(value, what: str, default: float, env: str | None = None) -> float:
 
 # --------------------------------------------------------------------------- Ctrl-C
 
-def start_owned(factory: Callable[[], object]):
+def start_owned(factory: Callable[[], object], timeout: float | None = None):
     """Start a cluster with Ctrl-C kept away from its worker processes
-    (:func:`stealsearch.engine.deploy.interrupts.start_shielded`, the one mechanism); a Ctrl-C during the
-    start closes it again and raises KeyboardInterrupt."""
+    (:func:`stealsearch.engine.deploy.interrupts.start_shielded`, the one mechanism); a
+    Ctrl-C during the start ends it and raises KeyboardInterrupt.  ``timeout``: seconds
+    the whole start may take (a TimeoutError; default: start_shielded's)."""
     from . import interrupts
 
-    return interrupts.start_shielded(factory, close_quietly)
+    if timeout is None:
+        return interrupts.start_shielded(factory, close_quietly)
+    return interrupts.start_shielded(factory, close_quietly, timeout=timeout)
 
 
 def close_quietly(thing, timeout: float = 30.0) -> None:
@@ -161,9 +170,14 @@ def close_quietly(thing, timeout: float = 30.0) -> None:
 # --------------------------------------------------------------------------- local
 
 def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
-                  force: bool = False, **kwargs):
+                  force: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT,
+                  **kwargs):
     """A ``LocalCluster`` of worker *processes* on 127.0.0.1 (``workers``: one per usable
     core when None).
+
+    A worker process not up within ``start_timeout`` seconds is ended and the cluster
+    goes on with the others (one note line); none up is :class:`SearchFailed` (the start
+    failed; not the user's input), as is a start that does not end in time at all.
 
     Private by default: the scheduler, the workers, their nannies and the dashboard
     (a free port, on 127.0.0.1 only) listen on the loopback interface; pass ``host``
@@ -195,7 +209,12 @@ def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
                           "distributed.worker.preload": preload}):
         try:
             return start_owned(lambda: _start_local(LocalCluster, workers, threads_per_worker,
-                                                    kwargs))
+                                                    kwargs, start_timeout),
+                               timeout=2 * start_timeout + STALLED_END_GRACE)
+        except SearchFailed:
+            raise
+        except TimeoutError as exc:     # (the whole start, its scheduler included)
+            raise SearchFailed(f"the local cluster did not start: {first_line(exc)}") from None
         except (ValueError, TypeError, RuntimeError, OSError) as exc:
             # a config's bad value (memory_limit: lots, dashboard_address: x) surfaces
             # here, often wrapped in "Cluster failed to start"; the user needs its line
@@ -206,32 +225,43 @@ def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
 WORKER_PRELOAD = "stealsearch.engine.deploy.quiet_logs"
 
 
-def _start_local(cls, workers: int, threads_per_worker: int, kwargs: dict):
+def _start_local(cls, workers: int, threads_per_worker: int, kwargs: dict,
+                 start_timeout: float = DEFAULT_START_TIMEOUT):
     """Start a LocalCluster of ``workers`` processes; a worker process that dies while
-    the cluster starts does not end it: the cluster goes on with the workers that came
-    up, and one note line says so (none came up: the start's error is raised).
+    the cluster starts, or is not up within ``start_timeout`` seconds (stalled: ended
+    by PID, so it is one that died), does not end it: the cluster goes on with the
+    workers that came up, and one note line says so.  None came up: SearchFailed (a
+    bad keyword's own error, the same for every worker, is raised as it is).
 
     ``LocalCluster(n_workers=N)`` closes the whole cluster when one Nanny fails to start
     ("Nanny failed to start": a worker process killed, out of memory, a crash in its
-    imports).  So the scheduler starts first with no worker, and the workers are then
-    added the way LocalCluster adds its own (``new_worker_spec``, then waiting on
-    ``_correct_state``, which raises the first failure once every other worker is up).
+    imports), and waits for a stalled one for ever.  So the scheduler starts first with
+    no worker, and the workers are then added the way LocalCluster adds its own
+    (``new_worker_spec``, then ``_correct_state``, which raises the first failure once
+    every other worker is up), under the start timeout (:func:`_start_workers`).
     """
     cluster = cls(n_workers=0, threads_per_worker=threads_per_worker, processes=True, **kwargs)
     try:
         for _ in range(workers):
             cluster.worker_spec.update(cluster.new_worker_spec())
-        try:
-            cluster.sync(cluster._correct_state)
+        stalled, failure = cluster.sync(_start_workers, cluster, start_timeout)
+        if not stalled and failure is None:
             return cluster
-        except Exception as exc:           # one worker (or more) did not start
-            why = first_line(exc)
+        from .interrupts import start_cancelled
+
+        if start_cancelled():       # its workers were ended on purpose: nothing to go on with
+            raise StartCancelled("the cluster's start was cancelled")
+        why = (f"{stalled} still starting after {start_timeout:g} s, ended" if stalled
+               else first_line(failure))
         from distributed.core import Status
 
         up = [n for n, w in cluster.workers.items() if w.status == Status.running]
         lost = [n for n in list(cluster.worker_spec) if n not in up]
         if not up:
-            raise RuntimeError(why)
+            if not stalled and not isinstance(failure, RuntimeError):
+                raise failure           # a keyword's bad value, the same for every worker
+            raise SearchFailed(f"none of the {workers} worker processes of the local cluster "
+                               f"started ({why.rstrip('.')})")
         for name in lost:
             cluster.worker_spec.pop(name, None)
             nanny = cluster.workers.pop(name, None)
@@ -249,6 +279,50 @@ def _start_local(cls, workers: int, threads_per_worker: int, kwargs: dict):
         raise
 
 
+async def _start_workers(cluster, timeout: float) -> tuple[int, BaseException | None]:
+    """Start the cluster's worker processes (``_correct_state``) within ``timeout``
+    seconds: ``(stalled, failure)``, the number of worker processes still starting then
+    (each ended by SIGKILL: its nanny's start then fails as for a process that died,
+    and the rest of the start goes on) and the start's first failure (None: all up)."""
+    import asyncio
+
+    task = asyncio.ensure_future(cluster._correct_state())
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    stalled = 0
+    if not done:
+        stalled = _end_starting_workers(cluster)
+        done, _ = await asyncio.wait({task}, timeout=STALLED_END_GRACE)
+        if not done:
+            raise TimeoutError(f"the worker processes did not start within {timeout:g} s")
+    try:
+        task.result()
+    except Exception as exc:       # one worker (or more) did not start
+        return stalled, exc
+    return stalled, None
+
+
+def _end_starting_workers(cluster) -> int:
+    """SIGKILL the worker process of every nanny of ``cluster`` still starting; how many.
+    (The nannies a start creates are known to the cluster before they are up only as
+    ``_created``, as distributed keeps them.)"""
+    import signal
+
+    from distributed.core import Status
+
+    ended = 0
+    for nanny in list(getattr(cluster, "_created", ())):
+        if nanny.status in (Status.running, Status.closing, Status.closed, Status.failed):
+            continue
+        pid = getattr(nanny, "pid", None)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                ended += 1
+            except OSError:
+                pass
+    return ended
+
+
 def start_plan(plan: ClusterPlan):
     """Build the cluster a config describes (Ctrl-C safe) and ask for its workers."""
     factory = local_cluster if plan.kind == "local" else plan.factory
@@ -262,13 +336,16 @@ def start_plan(plan: ClusterPlan):
     return cluster
 
 
-def _cluster_from_config(path: str, force: bool = False):
+def _cluster_from_config(path: str, force: bool = False,
+                         start_timeout: float = DEFAULT_START_TIMEOUT):
     """(cluster or scheduler address, whether we own it, the plan) for a config file."""
     plan = read_cluster_config(path)
     if plan.address is not None:
         return plan.address, False, plan
-    if plan.kind == "local" and force:
-        plan.kwargs.setdefault("force", True)
+    if plan.kind == "local":
+        plan.kwargs.setdefault("start_timeout", start_timeout)
+        if force:
+            plan.kwargs.setdefault("force", True)
     return start_plan(plan), True, plan
 
 
@@ -520,7 +597,10 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         variable ``STEALSEARCH_CONNECT_TIMEOUT``).
     wait_workers : float, optional
         Seconds to wait for workers of a scheduler that has fewer than
-        needed (default 30); a notice goes to stderr while waiting.
+        needed (default 30); a notice goes to stderr while waiting.  For a
+        LocalCluster started here: the seconds its worker processes may take
+        to come up (default 60); one still starting then is ended, and the
+        cluster goes on with the rest.
     force : bool
         Start a local cluster bigger than the machine (see ``check_worker_count``).
     announce : bool, optional
@@ -535,6 +615,9 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
         raise InputError("give --scheduler or --cluster-config, not both")
     connect_timeout = _seconds(connect_timeout, "--connect-timeout", DEFAULT_CONNECT_TIMEOUT,
                                env="STEALSEARCH_CONNECT_TIMEOUT")
+    # a local cluster's worker processes get the start timeout, a scheduler's first
+    # worker the wait (both --wait-workers when given)
+    start_timeout = _seconds(wait_workers, "--wait-workers", DEFAULT_START_TIMEOUT)
     wait_workers = _seconds(wait_workers, "--wait-workers", DEFAULT_WAIT_WORKERS)
     local = scheduler is None and config is None
     if workers is not None or local:
@@ -551,7 +634,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     # how many workers to wait for, and the fewest to go on with once the wait is over
     needed, minimum, timeout = (1 if workers is None else workers), 1, wait_workers
     if config is not None:
-        target, is_owned, plan = _cluster_from_config(config, force=force)
+        target, is_owned, plan = _cluster_from_config(config, force=force,
+                                                      start_timeout=start_timeout)
         owned = target if is_owned else None
         security = plan.security
         if workers is None and plan.expected_workers:
@@ -562,11 +646,11 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     elif scheduler is not None:
         target = scheduler
     else:
-        owned = target = local_cluster(workers, force=force)
-        # LocalCluster has started them all already (less any that died while they
-        # started: a note said so); this only confirms it
+        owned = target = local_cluster(workers, force=force, start_timeout=start_timeout)
+        # LocalCluster has started them all already (less any that died or stalled while
+        # they started: a note said so); this only confirms it
         needed = minimum = len(target.workers)
-        timeout = max(wait_workers, 60.0)
+        timeout = start_timeout
     try:
         address = target if isinstance(target, str) else target.scheduler_address
         client = _connect(target, address, connect_timeout, security)
@@ -583,7 +667,11 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
                 # traceback): one line; with the client still connected, a bug of ours
                 if getattr(client, "status", "running") == "running":
                     raise
-                raise SearchFailed(f"lost the scheduler {address} ({first_line(exc)})") from exc
+                # (the search's own words and where to resume it from, when it says)
+                why = getattr(exc, "reason", None) or first_line(exc)
+                note = getattr(exc, "resume_note", None)
+                raise SearchFailed(f"lost the scheduler {address} ({why})"
+                                   + (f"; {note}" if note else "")) from exc
         finally:
             close_quietly(client)
     finally:

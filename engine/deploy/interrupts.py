@@ -1,9 +1,17 @@
-"""Ctrl-C and SIGTERM: the first stops a search cleanly, a second exits at once; worker
-processes never see a terminal's Ctrl-C nor a job manager's group SIGTERM.  The one
-place where signals are handled.
+"""Ctrl-C, SIGTERM, SIGHUP and SIGQUIT: the first stops a search cleanly, a second exits
+at once; worker processes never see a terminal's Ctrl-C nor a job manager's group
+SIGTERM.  The one place where signals are handled.
+
+**The stop signals** (:func:`stop_signals`): SIGINT (Ctrl-C), SIGTERM (``kill``, a job
+manager), SIGHUP (the terminal closed, an ssh connection dropped, a tmux session
+killed) and SIGQUIT (Ctrl-\\), each one request to stop with the result so far and a
+final checkpoint, exit code 128 + n.  SIGQUIT's default (a core dump, for debugging) is
+left alone when Python's fault handler is asked for (``PYTHONFAULTHANDLER``, ``-X
+faulthandler``): whoever asked debugs.  A SIGHUP or SIGQUIT this process was started
+with ignored (``nohup``) stays ignored.
 
 **Stopping a search.**  While :func:`handling_interrupts` is active (``stealsearch.engine.solve``
-enters it in the main thread), the first SIGINT or SIGTERM only *records* the
+enters it in the main thread), the first stop signal only *records* the
 request; the backends look at :func:`requested` between chunks (sequential, ramp-up)
 or between polls (Dask), stop every worker, and return the result so far with status
 ``interrupted`` (best solution, proven bound, nodes), writing a final checkpoint if
@@ -15,10 +23,12 @@ every child process of ours by PID and exits with 128 + the signal number at onc
 stop a job by signalling its process *and then its process group* (or every process of
 the job at once), so one request arrives as two SIGTERMs microseconds apart, or as a
 SIGTERM and a SIGINT.  Taking the second as "exit at once" lost the result of exactly
-the runs that are stopped this way.  So a signal that arrives within
-:data:`ECHO_WINDOW` seconds of a first one, when either of the two is a SIGTERM, is the
-same request (an *echo*): it is absorbed.  Two SIGINTs are two key presses: the second
-exits at once, however close.  The exit code stays 128 + the first signal.
+the runs that are stopped this way; a closed terminal likewise sends SIGHUP to the
+foreground group and its shell sends another.  So a signal that arrives within
+:data:`ECHO_WINDOW` seconds of a first one is the same request (an *echo*): it is
+absorbed, unless both are key presses (SIGINT, SIGQUIT: a second press exits at once,
+however close).  The exit code stays 128 + the first signal (a SIGTERM among them names
+the request).
 
 **Before the search (the command line).**  ``stealsearch.cli`` installs a handler of
 its own before its first heavy import (numba, Dask: seconds) and hands the signals it
@@ -37,18 +47,18 @@ can close (distributed's atexit hook then fails with ``AssertionError: Status.in
 A job manager's SIGTERM to the group killed the workers mid-epoch, so the client could
 only roll the epoch back.  So every cluster is started through :class:`ShieldedStart`
 (in the background, for the ramp-up) or :func:`start_shielded` (waiting for it): the
-start runs in a helper thread whose signal mask *blocks* SIGINT and SIGTERM.  Every
+start runs in a helper thread whose signal mask *blocks* the stop signals.  Every
 thread created from it (the cluster's event loop, distributed's process-watcher
 threads) inherits the mask, and every process those threads spawn inherits it across
-fork and exec: a worker process runs with both blocked for life, and the client
+fork and exec: a worker process runs with them blocked for life, and the client
 decides when it ends (its nanny stops it with a message, or SIGKILL after a timeout;
 :func:`_kill_started_at_exit` makes sure none outlives this process, since
 multiprocessing's own exit hook would SIGTERM it and wait forever).  The calling thread
-keeps both unblocked, so a signal during the start reaches *us*: recorded by
-:func:`handling_interrupts` (the ramp-up keeps searching and stops cleanly), or held
-by :func:`start_shielded` until the start is over, which then closes what was
-started and raises KeyboardInterrupt; a second Ctrl-C abandons the start and ends
-the processes it created, by PID.
+keeps them unblocked, so a signal during the start reaches *us*: recorded by
+:func:`handling_interrupts` (the ramp-up keeps searching and stops cleanly), or by
+:func:`start_shielded`, which says so in one line, ends the start at once (its
+processes by PID, what it started closed: a stalled start must not hold a ``kill``)
+and raises KeyboardInterrupt; a second Ctrl-C abandons even that tidying and exits.
 
 multiprocessing's resource tracker (one helper process per client process) is started
 with its stderr on ``/dev/null``: its only words are "leaked semaphore" warnings after
@@ -72,8 +82,40 @@ from ..core.stop_request import received_signal, requested, reset, stop_if_reque
 #: seconds after a first signal within which a second one, when either is a SIGTERM, is
 #: the same request (a job manager signalling the process and then its group)
 ECHO_WINDOW = 1.0
-#: the signals a first press records and a shielded start keeps away from its processes
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: the key presses among the stop signals: a second one is never an echo
+KEY_PRESSES = (signal.SIGINT, getattr(signal, "SIGQUIT", signal.SIGINT))
+#: seconds a start ended by a signal may take to end its processes and close
+ABORT_TIMEOUT = 30.0
+
+
+def stop_signals() -> tuple:
+    """The signals a first press records and a shielded start keeps away from its
+    processes (see the module docstring)."""
+    import faulthandler
+
+    names = ["SIGINT", "SIGTERM", "SIGHUP"]
+    if not faulthandler.is_enabled():
+        names.append("SIGQUIT")
+    return tuple(s for s in (getattr(signal, n) for n in names if hasattr(signal, n))
+                 if s not in _IGNORED_AT_START)
+
+
+def _ignored_at_start() -> frozenset:
+    """SIGHUP and SIGQUIT if this process started with them ignored: they stay ignored
+    (``nohup``: the run is meant to outlive its terminal; a script's ``cmd &`` ignores
+    SIGQUIT)."""
+    out = set()
+    for name in ("SIGHUP", "SIGQUIT"):
+        s = getattr(signal, name, None)
+        try:
+            if s is not None and signal.getsignal(s) == signal.SIG_IGN:
+                out.add(s)
+        except (ValueError, OSError):
+            pass
+    return frozenset(out)
+
+
+_IGNORED_AT_START = _ignored_at_start()
 
 #: > 0 while a search (or a shielded start) records signals instead of raising
 _recording = [0]
@@ -88,14 +130,18 @@ log = logging.getLogger(__name__)
 
 def is_echo(first: int, second: int, seconds_apart: float) -> bool:
     """Is ``second``, ``seconds_apart`` after ``first``, the same request (see the module
-    docstring)?  Two SIGINTs never are.
+    docstring)?  Two key presses (SIGINT, SIGQUIT) never are.
 
     >>> is_echo(signal.SIGTERM, signal.SIGTERM, 0.001), is_echo(signal.SIGTERM, signal.SIGINT, 0.5)
     (True, True)
+    >>> is_echo(signal.SIGHUP, signal.SIGHUP, 0.001), is_echo(signal.SIGINT, signal.SIGHUP, 0.5)
+    (True, True)
     >>> is_echo(signal.SIGINT, signal.SIGINT, 0.001), is_echo(signal.SIGTERM, signal.SIGTERM, 5.0)
     (False, False)
+    >>> is_echo(signal.SIGINT, signal.SIGQUIT, 0.001)
+    False
     """
-    return seconds_apart <= ECHO_WINDOW and signal.SIGTERM in (first, second)
+    return seconds_apart <= ECHO_WINDOW and not (first in KEY_PRESSES and second in KEY_PRESSES)
 
 
 def _end_children_and_exit(signum: int) -> None:
@@ -142,7 +188,7 @@ def own_process_signals(seen=(), first_at: float | None = None) -> None:
     _owned[0] = True
     if seen and not stop_request.requested():
         stop_request.record(int(seen[0]), first_at)
-    for s in SIGNALS:
+    for s in stop_signals():
         signal.signal(s, _handler)
 
 
@@ -162,7 +208,7 @@ def release_process_signals(previous: dict | None = None) -> None:
 
 @contextlib.contextmanager
 def _recording_signals(api_reset: bool = True, second_raises: bool = False):
-    """Record SIGINT/SIGTERM (never raise) in the body; nested regions share the record.
+    """Record the stop signals (never raise) in the body; nested regions share the record.
     ``api_reset``: a fresh record when the handlers are not the command line's nor an
     outer region's.  ``second_raises``: when this region installed the handlers (an API
     caller, no search around it), a second signal raises KeyboardInterrupt rather than
@@ -172,10 +218,10 @@ def _recording_signals(api_reset: bool = True, second_raises: bool = False):
         return
     installed = None
     if signal.getsignal(signal.SIGINT) is not _handler:
-        installed = {s: signal.getsignal(s) for s in SIGNALS}
+        installed = {s: signal.getsignal(s) for s in stop_signals()}
         if api_reset and not _recording[0]:
             reset()
-        for s in SIGNALS:
+        for s in installed:
             signal.signal(s, _handler)
     raising = _second_raises[0]
     _second_raises[0] = bool(second_raises and installed is not None)
@@ -192,7 +238,7 @@ def _recording_signals(api_reset: bool = True, second_raises: bool = False):
 
 @contextlib.contextmanager
 def handling_interrupts():
-    """Record SIGINT/SIGTERM instead of raising (main thread only; else a no-op).
+    """Record the stop signals instead of raising (main thread only; else a no-op).
 
     Nested (a sweep running searches in this process): the outer context owns the
     record, so a Ctrl-C that stopped this search also stops the loop around it.  Under
@@ -299,6 +345,22 @@ def _kill_started_at_exit() -> None:
 _exit_hook = [False]
 
 
+@contextlib.contextmanager
+def _stop_signals_blocked():
+    """The stop signals blocked in this thread, so that a process started meanwhile keeps
+    them blocked for life.  For the resource tracker: it ignores SIGINT and SIGTERM by
+    itself, but a group's SIGHUP (a closed terminal) would end it mid-run (its "died
+    unexpectedly" warning, then a traceback per semaphore); it ends with its pipe."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set(stop_signals()))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _quiet_resource_tracker() -> None:
     """Start multiprocessing's resource tracker (once per process) in this thread, with
     its stderr on /dev/null (see the module docstring), and the exit hook above."""
@@ -309,7 +371,8 @@ def _quiet_resource_tracker() -> None:
         util.Finalize(None, _kill_started_at_exit, exitpriority=0)
     tracker = resource_tracker._resource_tracker
     if getattr(tracker, "_fd", None) is not None:
-        resource_tracker.ensure_running()       # running (or restarted if it died)
+        with _stop_signals_blocked():
+            resource_tracker.ensure_running()       # running (or restarted if it died)
         return
     try:
         sys.stderr.flush()
@@ -322,7 +385,8 @@ def _quiet_resource_tracker() -> None:
     except OSError:         # no fd 2 to borrow: start it as it is
         saved = None
     try:
-        resource_tracker.ensure_running()
+        with _stop_signals_blocked():
+            resource_tracker.ensure_running()
     finally:
         if saved is not None:
             os.dup2(saved, 2)
@@ -332,7 +396,7 @@ def _quiet_resource_tracker() -> None:
 
 
 class ShieldedStart:
-    """Run ``start()`` in a helper thread whose signal mask blocks SIGINT and SIGTERM, so
+    """Run ``start()`` in a helper thread whose signal mask blocks the stop signals, so
     that every thread and process it starts inherits the block (see the module docstring).
 
     ``done()`` / ``wait(timeout)`` poll it; ``result()`` returns what ``start()``
@@ -364,11 +428,15 @@ class ShieldedStart:
         self._before = _direct_children()
         self.t_start = time.perf_counter()
         self.t_done: float | None = None
+        # a start made inside another start (a config's local cluster, the ramp-up's)
+        # is cancelled with it too
+        events = getattr(_starting, "events", ()) + (self.cancelled,)
 
         def run() -> None:
+            _starting.events = events
             try:
                 if hasattr(signal, "pthread_sigmask"):
-                    signal.pthread_sigmask(signal.SIG_BLOCK, set(SIGNALS))
+                    signal.pthread_sigmask(signal.SIG_BLOCK, set(stop_signals()))
                 self._value = start()
             except BaseException as exc:    # handed to whoever asks: result()
                 self._error = exc
@@ -443,33 +511,45 @@ class ShieldedStart:
         self.abandon()          # whatever a nanny restarted meanwhile
 
 
+#: the cancelled events of the starts the current thread runs in (:func:`start_cancelled`)
+_starting = threading.local()
+
+
+def start_cancelled() -> bool:
+    """Is the start this thread runs in (a :class:`ShieldedStart`'s, or one around it)
+    being cancelled?  Its failures are then no news: what it started is being ended."""
+    return any(e.is_set() for e in getattr(_starting, "events", ()))
+
+
 def start_shielded(start: Callable[[], object], close: Callable[[object], None],
                    *, timeout: float = 600.0):
     """``start()`` through a :class:`ShieldedStart`, waited for here; its value.
 
-    A first Ctrl-C or SIGTERM meanwhile is recorded and held until the start is over;
-    then what was started is closed and KeyboardInterrupt raised (the record stays, for
-    the exit code 128 + n).  A second one abandons the start at once (its processes
-    ended by PID): KeyboardInterrupt for an API caller outside a search, an immediate
-    exit under a search or the command line (:func:`_handler`).  ``timeout``: seconds
-    the start may take before it is abandoned (a ``TimeoutError``)."""
-    if threading.current_thread() is threading.main_thread() and _owned[0] \
-            and not _recording[0] and stop_request.requested():
+    A first stop signal meanwhile ends the start at once: one line says so (from the
+    main thread: a start waited for elsewhere, the ramp-up's in the background, is its
+    waiter's to report), its processes are ended by PID and what it started is closed
+    (:meth:`ShieldedStart.abort`), then KeyboardInterrupt is raised (the record stays,
+    for the exit code 128 + n).  A second one abandons even that: KeyboardInterrupt for
+    an API caller outside a search, an immediate exit under a search or the command line
+    (:func:`_handler`).  ``timeout``: seconds the start may take before it is ended the
+    same way (a ``TimeoutError``)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and _owned[0] and not _recording[0] and stop_request.requested():
         raise KeyboardInterrupt          # a signal before the start (one a callback swallowed)
-    outermost = not _recording[0]
     starter = ShieldedStart(start)
     try:
         with _recording_signals(api_reset=True, second_raises=True):
             before = stop_request.requested()
-            warned = False
             deadline = time.monotonic() + timeout
             while not starter.wait(0.05):
-                if stop_request.requested() and not before and outermost and not warned:
-                    warned = True
-                    log.warning("interrupted: stopping once the cluster has started "
-                                "(Ctrl-C again to abandon it)")
+                if stop_request.requested() and not before:
+                    if main:
+                        log.warning("interrupted: ending the cluster's start (Ctrl-C again "
+                                    "to abandon it at once)")
+                    starter.abort(close, ABORT_TIMEOUT)
+                    raise KeyboardInterrupt
                 if time.monotonic() > deadline:
-                    starter.abandon()
+                    starter.abort(close, ABORT_TIMEOUT)
                     raise TimeoutError(f"the cluster did not start within {timeout:.0f} s")
             interrupted = stop_request.requested() and not before
     except KeyboardInterrupt:

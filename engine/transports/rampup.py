@@ -355,8 +355,8 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                policy: StealPolicy | None = None, time_limit: float | None = None,
                node_limit: int | None = None, progress: bool = False,
                checkpoint: str | None = None, checkpoint_every: float | None = None,
-               checkpoint_info: dict | None = None, cut: Cut | None = None,
-               grace: float | None = None, fall_back: bool = False,
+               checkpoint_info: dict | None = None, checkpoint_required: bool = False,
+               cut: Cut | None = None, grace: float | None = None, fall_back: bool = False,
                threads_per_worker: int = 1, first_threads: int | None = None,
                handover_nodes: int | None = None) -> SearchResult:
     """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
@@ -390,10 +390,11 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     phase1 = EpochLoop(problem, here, policy=policy, time_limit=time_limit,
                        node_limit=node_limit, progress=progress, checkpoint=checkpoint,
                        checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
-                       cut=cut, t0=t0)
+                       checkpoint_required=checkpoint_required, cut=cut, t0=t0)
     try:
         reason = phase1.run()
     except BaseException:
+        phase1.close()
         hand_over.abort()
         raise
     if reason == "handover" and not phase1.cut.n_rows():
@@ -410,6 +411,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     # -- hand-over: every open row, once, in the cut phase 2 resumes from
     from .dask import run_dask
 
+    phase1.close()              # (the cluster phase takes the checkpoint folder over)
     connection = hand_over.connection()
     first["rows_handed_over"] = handed.n_rows()
     first["cluster"] = "used"
@@ -421,8 +423,11 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
             time_limit=None if time_limit is None
             else max(1e-6, time_limit - phase1.search_seconds),
             node_limit=None if node_limit is None else node_limit - (nodes_before - carried),
-            progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-            checkpoint_info=checkpoint_info, cut=handed, threads_per_worker=threads_per_worker)
+            progress=progress, checkpoint_every=checkpoint_every,
+            # a checkpoint that failed in phase 1 is not tried again (it said so once)
+            checkpoint=None if phase1.checkpoint_error else checkpoint,
+            checkpoint_info=checkpoint_info, checkpoint_required=checkpoint_required,
+            cut=handed, threads_per_worker=threads_per_worker)
     finally:
         try:
             connection.close()
@@ -435,4 +440,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     return replace(
         result, backend=f"{here.label}+{result.backend}", phases=[first, second],
         search_seconds=phase1.search_seconds + result.search_seconds,
-        wall_seconds=time.perf_counter() - t0, info={**result.info, "carried_nodes": carried})
+        wall_seconds=time.perf_counter() - t0,
+        info={**result.info, "carried_nodes": carried,
+              **({"checkpoint_error": phase1.checkpoint_error}
+                 if phase1.checkpoint_error else {})})

@@ -166,8 +166,8 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
                    time_limit: float | None = None, node_limit: int | None = None,
                    progress: bool = False, checkpoint: str | None = None,
                    checkpoint_every: float | None = None, checkpoint_info: dict | None = None,
-                   cut: Cut | None = None, estimate=None, threads: int = 1,
-                   proof=None) -> SearchResult:
+                   checkpoint_required: bool = False, cut: Cut | None = None, estimate=None,
+                   threads: int = 1, proof=None) -> SearchResult:
     """Run ``problem`` in this process.  ``estimate``: show the fraction done and an ETA
     (default: when ``progress``); a :class:`ProgressEstimator` given here is used (and can
     be read afterwards).  ``threads`` > 1: that many search threads (lanes) on one
@@ -192,8 +192,9 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
         result = run_epochs(problem, transport, policy=policy, time_limit=time_limit,
                             node_limit=node_limit, progress=progress, checkpoint=checkpoint,
                             checkpoint_every=checkpoint_every,
-                            checkpoint_info=checkpoint_info, cut=cut, estimate=estimate,
-                            t0=t0)
+                            checkpoint_info=checkpoint_info,
+                            checkpoint_required=checkpoint_required, cut=cut,
+                            estimate=estimate, t0=t0)
         if parts is not None:
             finish_proof(problem, proof, result, parts)
         return result

@@ -177,10 +177,19 @@ def committed(directory):
     return m if m.get("epochs", 0) >= 1 else None
 
 
+def as_in_a_terminal():
+    """A child's SIGHUP and SIGQUIT at their defaults, as in a terminal's foreground job
+    (a test run from a script's background job, or under nohup, has them ignored, and the
+    command keeps what it was started with)."""
+    for s in (signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def run_and_signal(argv, sig, tmp_path, group=True, twice=False, then=None, cut_in=None,
                    meanwhile=None):
     proc = subprocess.Popen([os.path.join(BIN, "stealsearch")] + argv, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_in_a_terminal)
     family = set()
     try:
         deadline = time.time() + 90
@@ -234,8 +243,13 @@ def run_and_signal(argv, sig, tmp_path, group=True, twice=False, then=None, cut_
 
 
 @pytest.mark.parametrize("sig, code, group", [(signal.SIGINT, 130, True),
-                                              (signal.SIGTERM, 143, False)])
+                                              (signal.SIGTERM, 143, False),
+                                              (signal.SIGHUP, 129, True)],
+                         ids=["INT-group", "TERM", "HUP-group"])
 def test_interrupt_prints_result_with_bound(tmp_path, sig, code, group):
+    """A first stop signal: the result so far with its bound, the final checkpoint (its
+    manifest says interrupted), exit 128 + n.  SIGHUP to the whole group (a closed
+    terminal, a dropped ssh connection) is one: the workers do not see it."""
     d = tmp_path / "ck"
     rc, out, err = run_and_signal(["clique", "--gnp", "400", "0.8", "--workers", "2",
                                    "--checkpoint", str(d), "--json"], sig, tmp_path, group)
@@ -318,25 +332,33 @@ def test_second_ctrl_c_exits_at_once_and_ends_every_process(tmp_path):
     assert rc == 130 and "Traceback" not in err, err
 
 
-def test_ctrl_c_on_the_sequential_backend(tmp_path):
+@pytest.mark.parametrize("sig, code, group", [(signal.SIGINT, 130, True),
+                                              (signal.SIGHUP, 129, False),
+                                              (signal.SIGQUIT, 131, False)],
+                         ids=["INT-group", "HUP", "QUIT"])
+def test_ctrl_c_on_the_sequential_backend(tmp_path, sig, code, group):
+    """Ctrl-C, and SIGHUP or SIGQUIT to the command alone, stop the search with its
+    result and its final checkpoint."""
     d = tmp_path / "ck"
     proc = subprocess.Popen([os.path.join(BIN, "stealsearch"), "clique", "--gnp", "400", "0.8",
                              "--sequential", "--checkpoint", str(d), "--checkpoint-every", "0.2",
                              "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_in_a_terminal)
     try:
         deadline = time.time() + 90
         while time.time() < deadline and proc.poll() is None and not committed(d):
             time.sleep(0.05)                  # until the search has cut an epoch: it runs
-        os.killpg(proc.pid, signal.SIGINT)
+        (os.killpg if group else os.kill)(proc.pid, sig)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     res = json.loads(out)
     assert res["status"] == "interrupted" and res["bound"] >= (res["objective"] or 0)
+    assert json.loads((d / "manifest.json").read_text())["status"] == "interrupted"
 
 
 def catches_sigterm(pid):

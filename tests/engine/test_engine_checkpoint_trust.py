@@ -142,3 +142,43 @@ def test_key_readable_by_others_is_refused(tmp_path, monkeypatch):
     key_path().chmod(0o644)
     with pytest.raises(CheckpointError, match="readable by other users"):
         signing_key()
+
+
+@pytest.fixture(scope="module")
+def clique_signed(tmp_path_factory):
+    """A checkpoint of a small clique run (its command has an output option, --out)."""
+    d = tmp_path_factory.mktemp("trust-clique") / "ck"
+    assert main(["clique", "--gnp", "120", "0.8", "--sequential", "--node-limit", "20",
+                 "--checkpoint", str(d)]) == 0
+    return d
+
+
+@pytest.mark.parametrize("signed_again", [True, False], ids=["signed", "unsigned"])
+def test_abbreviated_or_respelt_options_never_steer_a_resume(clique_signed, tmp_path, capsys,
+                                                             signed_again):
+    """A stored command is checked as parsed, with every option spelt in full: an
+    abbreviation (``--ou``, ``--sched``, ``--cluster-c``) is refused in one line, exit 2,
+    signed or not (then with --trust), and nothing it names is written, reached or
+    loaded; ``--out=FILE`` is refused as ``--out FILE`` is."""
+    chosen = tmp_path / "chosen"
+    config = tmp_path / "chosen.yaml"
+    config.write_text("kind: local\nworkers: 1\n")
+    for extra, why in ((["--ou", str(chosen)], "unrecognized arguments: --ou"),
+                       (["--sched", "tcp://127.0.0.1:9"], "unrecognized arguments: --sched"),
+                       (["--cluster-c", str(config)], "unrecognized arguments: --cluster-c"),
+                       ([f"--out={chosen}"], "writes --out")):
+        d = tmp_path / f"ck{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(clique_signed, d)
+        m = json.loads((d / "manifest.json").read_text())
+        m["info"]["argv"] = [a for a in m["info"]["argv"] if a != "--sequential"] + extra
+        (d / "manifest.json").write_text(json.dumps(sign(m, signing_key()) if signed_again
+                                                    else m))
+        capsys.readouterr()
+        assert main(["resume", str(d)] + ([] if signed_again else ["--trust"])) == 2, extra
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and why in err and "; refusing to " in err, err
+        assert not chosen.exists()
+    # every parser refuses an abbreviation of its own options too
+    assert main(["uts", "--tre", "default", "--sequential"]) == 2
+    assert main(["resume", str(clique_signed), "--seq"]) == 2
+    assert "unrecognized arguments: --seq" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 `dask worker` processes (a worker added and one killed
 mid-run, an orphaned search whose client was killed, the scheduler dying), and the
 cluster config files.  Every process a test starts is ended by PID."""
+import json
 import os
 import signal
 import socket
@@ -19,7 +20,7 @@ from stealsearch.engine.transports.dask import calls
 from stealsearch.engine.transports.dask.tables import running_searches
 from stealsearch.problems.uts import UTSProblem
 from forced import ENDLESS, Gate, HookedUTS, hooked_uts
-from procutil import _alive, end_processes
+from procutil import _alive, end_processes, wait_until
 
 BIN = os.path.dirname(sys.executable)
 T1 = 4130071
@@ -308,13 +309,18 @@ def test_sigterm_of_a_worker_mid_search_keeps_the_count_exact(dask_procs, nanny,
 
 
 def test_scheduler_death_is_one_line_and_exit_1(tmp_path):
+    """The scheduler killed once a cut was committed: one line, exit 1, and the line says
+    where the search can be resumed from."""
     d = DaskProcesses(str(tmp_path))
+    ck = tmp_path / "ck"
     try:
         d.add_worker()
         cli = subprocess.Popen([os.path.join(BIN, "stealsearch"), "uts", "--options", ENDLESS,
-                                "--scheduler", d.addr, "--checkpoint-every", "1"],
+                                "--scheduler", d.addr, "--checkpoint-every", "1",
+                                "--checkpoint", str(ck)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_until_searching(d)
+        wait_until(lambda: committed_cut(ck), 60, "a cut is committed")
         d.scheduler.kill()
         out, err = cli.communicate(timeout=120)
         assert cli.returncode == 1, (out, err)
@@ -322,9 +328,17 @@ def test_scheduler_death_is_one_line_and_exit_1(tmp_path):
         # worker registers after the CLI connects)
         lines = [l for l in err.strip().splitlines() if not l.startswith("waiting for")]
         assert len(lines) == 1 and "search failed" in lines[0], err
+        assert f"resume it from there (stealsearch resume {ck})" in lines[0], err
         assert "Traceback" not in err
     finally:
         d.close()
+
+
+def committed_cut(directory) -> bool:
+    try:
+        return json.loads((directory / "manifest.json").read_text()).get("epochs", 0) >= 1
+    except (OSError, ValueError):
+        return False
 
 
 # -- cluster configs ---------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The rule for one request that arrives as several signals, driven in-process (the
-handlers called as Python calls them; no timing)."""
+handlers called as Python calls them; no timing), and which signals are stop signals."""
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -45,3 +47,37 @@ def test_the_early_handler_names_a_request_with_a_sigterm_sigterm(monkeypatch):
         cli._early_handler(signal.SIGINT, None)
     cli._early_handler(signal.SIGTERM, None)   # the echo: no exit, no raise
     assert [s for s, _ in cli._EARLY] == [signal.SIGTERM]
+
+
+STOP_SIGNALS = ("import sys; from stealsearch.engine.deploy.interrupts import stop_signals; "
+                "print(sorted(s.name for s in stop_signals()))")
+
+
+def test_sighup_and_sigquit_stop_a_search_unless_ignored_or_debugged():
+    """SIGHUP and SIGQUIT are stop signals (as SIGTERM); not when the process started
+    with them ignored (``nohup``), and SIGQUIT not when Python's fault handler is on."""
+    def stops(*python, ignore=()):
+        def preexec():      # (as in a terminal, whatever this test run was started with)
+            for s in (signal.SIGHUP, signal.SIGQUIT):
+                signal.signal(s, signal.SIG_IGN if s in ignore else signal.SIG_DFL)
+        return subprocess.run([sys.executable, *python, "-c", STOP_SIGNALS], capture_output=True,
+                              text=True, check=True, preexec_fn=preexec, timeout=60).stdout.strip()
+
+    assert stops() == "['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGTERM']"
+    assert stops("-X", "faulthandler") == "['SIGHUP', 'SIGINT', 'SIGTERM']"
+    assert stops(ignore=(signal.SIGHUP,)) == "['SIGINT', 'SIGQUIT', 'SIGTERM']"
+
+
+def test_a_sighup_after_a_sigterm_is_its_echo_and_two_key_presses_are_not(recording,
+                                                                         monkeypatch):
+    """A closed terminal sends SIGHUP to the group and its shell another: one request."""
+    exits = []
+    monkeypatch.setattr(interrupts, "_end_children_and_exit", exits.append)
+    interrupts._handler(signal.SIGHUP, None)
+    interrupts._handler(signal.SIGHUP, None)
+    interrupts._handler(signal.SIGTERM, None)
+    assert exits == [] and stop_request.received_signal() == signal.SIGTERM
+    stop_request.reset()
+    interrupts._handler(signal.SIGQUIT, None)
+    interrupts._handler(signal.SIGINT, None)
+    assert exits == [signal.SIGINT]      # a second key press exits at once

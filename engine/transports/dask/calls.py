@@ -79,6 +79,16 @@ def ask_all(client, addrs, op, timeout, **kwargs) -> dict:
         return {a: exc for a in addrs}
 
 
+def call_soon(client, addr: str, op: str, timeout: float, **kwargs):
+    """Call ``op`` on ``addr`` in the background (on the client's event loop), bounded by
+    ``timeout``; a ``concurrent.futures.Future`` of its reply (or its exception)."""
+    async def one():
+        return await asyncio.wait_for(getattr(client.rpc(addr), handler_name(op))(**kwargs),
+                                      timeout)
+
+    return asyncio.run_coroutine_threadsafe(one(), client.loop.asyncio_loop)
+
+
 def stop_epoch(client, addrs, search_id: str, epoch: int, reason: str) -> dict:
     """Stop the epoch ``(search_id, epoch)`` on each of ``addrs`` (all at once, each call
     bounded by ``STOP_TIMEOUT``); {addr: reply or the exception}.  A worker whose epoch

@@ -48,6 +48,7 @@ The scheduler is not on the steal path; every wait here has a timeout.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import time
@@ -57,17 +58,20 @@ import numpy as np
 from ...core.epochs import Cut, EpochSpec, conserves, deal
 from ...core.errors import InputError, SearchFailed
 from ...core.loop import EpochRun, Transport, run_epochs
-from ...core.outcome import improve
+from ...core.outcome import INTERRUPT_REASONS, improve
 from ...core.policy import StealPolicy
 from ...core.problem import IMPROVED, Mode, Problem
 from ...core.result import SearchResult
 from ...core.stack import make_stack
 from . import timeouts
-from .calls import ask_all, end_search, live_workers, register_plugin, running_workers
+from .calls import call_soon, end_search, live_workers, register_plugin, running_workers
 from .epoch_watch import EpochWatch
 from .shipper import ProblemShipper
 
 logger = logging.getLogger("stealsearch")
+
+#: seconds a new ping to a suspect is waited for before an epoch is dealt without it
+SUSPECT_ANSWER = 0.2
 
 
 def first_cut(problem: Problem, n: int) -> Cut:
@@ -110,6 +114,8 @@ class DaskTransport(Transport):
         self.first_peers = peers[:self.cap] if self.cap else list(peers)
         #: workers that did not answer the last abort (left out until they answer a ping)
         self.suspects: set[str] = set()
+        #: the ping in flight to each suspect (answered: it is back)
+        self._suspect_pings: dict = {}
         self.shipper: ProblemShipper | None = None
         self.watch = None
         #: the first epoch's workers, loaded as it starts
@@ -139,9 +145,9 @@ class DaskTransport(Transport):
         try:
             yield
         except (OSError, asyncio.CancelledError) as exc:
-            raise SearchFailed(f"lost the connection to the cluster ({exc.__class__.__name__})"
-                               + (f"; resume with the checkpoint in {self.checkpoint}"
-                                  if self.checkpoint else "")) from None
+            # (where to resume from, if anywhere, the epoch loop adds)
+            raise SearchFailed(f"lost the connection to the cluster "
+                               f"({exc.__class__.__name__})") from None
 
     def prepare(self, loop) -> None:
         """The problem to the first epoch's workers; its tasks go out at once and wait
@@ -180,10 +186,7 @@ class DaskTransport(Transport):
         deadline = time.monotonic() + timeouts.WAIT_FOR_WORKERS
         while True:
             live = running_workers(client)
-            back = [a for a, r in ask_all(client, [a for a in live if a in self.suspects],
-                                          "ping", 1.0, search_id="", epoch=-1).items()
-                    if not isinstance(r, Exception)]
-            self.suspects.difference_update(back)
+            self._ping_suspects(live)
             candidates = [a for a in live if a not in self.suspects]
             shipper.harvest()
             ready = [a for a in candidates if a in shipper.ready]
@@ -202,6 +205,34 @@ class DaskTransport(Transport):
                                    f"{timeouts.WAIT_FOR_WORKERS:.0f} s"
                                    + (f" (loading the problem failed: {why})" if why else ""))
             shipper.wait(0.25)
+
+    def _ping_suspects(self, live: list[str]) -> None:
+        """A suspect that answered its ping is back; one that did not is asked again.
+        Each ping runs in the background for up to a peer timeout, and only a new one is
+        waited for, briefly (a worker that merely returned late answers at once): a
+        suspect still stalled costs the epochs after it nothing (a ping waited for here
+        cost every epoch a second)."""
+        for addr, ping in list(self._suspect_pings.items()):
+            if addr not in self.suspects or addr not in live:
+                ping.cancel()
+                del self._suspect_pings[addr]
+        new = []
+        for addr in self.suspects:
+            if addr in live and addr not in self._suspect_pings:
+                self._suspect_pings[addr] = call_soon(self.client, addr, "ping",
+                                                      timeouts.PEER_TIMEOUT, search_id="",
+                                                      epoch=-1)
+                new.append(self._suspect_pings[addr])
+        if new:
+            concurrent.futures.wait(new, timeout=SUSPECT_ANSWER)
+        for addr, ping in list(self._suspect_pings.items()):
+            if ping.done():
+                del self._suspect_pings[addr]
+                try:
+                    ping.result()
+                    self.suspects.discard(addr)
+                except BaseException:       # timed out, or gone: asked again next time
+                    pass
 
     def _first_loads(self, loop):
         """The first epoch's poll: its loads.  All in: the clock starts (the tasks
@@ -272,7 +303,10 @@ class DaskTransport(Transport):
                     [run.outcomes[r] for r in range(len(peers))]):
                 verdict, why = "abort", "rows not conserved across a hand-over"
             if verdict == "abort":
-                self.suspects.update(run.wind_down("abort", timeouts.ABORT_GRACE))
+                # past the time limit the search ends now: what the others would return
+                # is discarded with the epoch, so only the stop is sent
+                grace = timeouts.STOP_TIMEOUT if run.past_limit() else timeouts.ABORT_GRACE
+                self.suspects.update(run.wind_down("abort", grace))
                 return EpochRun([run.outcomes[r] for r in sorted(run.outcomes)], abort=why)
             run.release()
         if run.retiring:
@@ -284,7 +318,7 @@ class DaskTransport(Transport):
     def finish(self, loop) -> None:
         reason = loop.stop_reason
         if self.watch is not None:
-            self.watch.close("interrupted" if reason in ("interrupted", "time_limit", "node_limit")
+            self.watch.close("interrupted" if reason in INTERRUPT_REASONS
                              else "done" if reason is not None else "failed",
                              self.watch.last(nodes=loop.cut.nodes, incumbent=loop.live.incumbent,
                                              bound=loop.live.bound,
@@ -299,6 +333,8 @@ class DaskTransport(Transport):
                 loop.clock.start(at=min(self.shipper.done_at[a] for a in self.loading))
 
     def close(self, loop) -> None:
+        for ping in self._suspect_pings.values():
+            ping.cancel()
         if self.shipper is not None:
             self.shipper.close()
         end_search(self.client, loop.search_id)
@@ -315,8 +351,8 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
              policy: StealPolicy | None = None, time_limit: float | None = None,
              node_limit: int | None = None, progress: bool = False,
              checkpoint: str | None = None, checkpoint_every: float | None = None,
-             checkpoint_info: dict | None = None, cut: Cut | None = None,
-             threads_per_worker: int = 1) -> SearchResult:
+             checkpoint_info: dict | None = None, checkpoint_required: bool = False,
+             cut: Cut | None = None, threads_per_worker: int = 1) -> SearchResult:
     """Run the stealstack search on ``client``'s cluster, on at most ``workers`` of its
     workers (all by default), epoch by epoch; ``cut`` resumes from a checkpoint (the
     limits then count from the resume: this run's seconds and nodes).
@@ -328,4 +364,4 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
     return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
                       node_limit=node_limit, progress=progress, checkpoint=checkpoint,
                       checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
-                      cut=cut, t0=t0)
+                      checkpoint_required=checkpoint_required, cut=cut, t0=t0)

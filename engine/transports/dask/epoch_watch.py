@@ -20,6 +20,12 @@ from .calls import ask_all, live_workers, recoverable, stop_epoch, sync_call
 from .task import run_epoch
 from .wire import ShareTicket
 
+#: past the search's time limit, a worker of the epoch that answered no ping sent in the
+#: last this many ping intervals is stalled: the limit is the user's, a stall must not
+#: stretch it by a peer timeout (the healthy workers end their epochs at the limit by
+#: their own clocks and keep answering meanwhile)
+LIMIT_STALL_PINGS = 3
+
 
 class EpochWatch:
     """Watching one epoch's tasks.
@@ -76,10 +82,14 @@ class EpochWatch:
         self._graceful: dict[str, bool] = {}
         self._cut_sent = False
         #: the watchdog (:meth:`_watchdog`): per rank, its ping in flight (and when it
-        #: was sent), and when the last ping it answered was sent
+        #: was sent), and when the last ping it answered was sent; it watches from now
         self._pings: dict[int, concurrent.futures.Future] = {}
         self._ping_sent: dict[int, float] = {}
         self._answered: dict[int, float] = {}
+        self._watch_from = time.monotonic()
+        #: the search's time limit (monotonic; None: none): the workers' own clocks start
+        #: later (as their shares arrive), so they end their epochs a little after it
+        self.limit_at = None if spec.time_left is None else self._watch_from + spec.time_left
 
     async def _send(self, addr: str, payload, n_rows: int, timeout: float):
         from distributed.protocol import to_serialize
@@ -92,21 +102,29 @@ class EpochWatch:
         return await asyncio.wait_for(self.client.rpc(addr).stealsearch_ping(
             search_id=self.spec.search_id, epoch=self.spec.epoch), timeouts.PEER_TIMEOUT)
 
+    def past_limit(self) -> bool:
+        """Has the search's time limit passed in this epoch?"""
+        return self.limit_at is not None and time.monotonic() >= self.limit_at
+
     def _watchdog(self) -> str | None:
         """A reason to abort if a worker of the epoch stopped answering: SIGSTOPped,
         swapped out, its event loop blocked.  Every worker still in the epoch is pinged
         about every ``PING_EVERY`` s (its event loop answers while its kernel searches:
-        the kernels release the GIL); one that answered no ping sent in the last
-        ``PEER_TIMEOUT`` s is declared stalled, so the epoch rolls back then, not at its
-        end plus the stall clock (a paused worker that wakes up before its epoch's end
-        would otherwise hold the whole search for as long as it slept).  Starts with
-        the stall clock (loads and share sends have their own timeouts)."""
-        if self.t_start is None:
-            return None
+        the kernels release the GIL, and while it loads the problem: a load runs in a
+        thread of its own); one that answered no ping sent in the last ``PEER_TIMEOUT``
+        s is declared stalled, so the epoch rolls back then, not at its end plus the
+        stall clock (a paused worker that wakes up before its epoch's end would
+        otherwise hold the whole search for as long as it slept), nor at the end of a
+        load's or a share's own timeout (a worker stalled while the first epoch loads
+        held it for a minute).  Past the time limit the bound is
+        ``LIMIT_STALL_PINGS`` pings: a stall counts against the limit."""
         now = time.monotonic()
+        patience = timeouts.PEER_TIMEOUT
+        if self.past_limit():
+            patience = min(patience, LIMIT_STALL_PINGS * timeouts.PING_EVERY)
         for r, addr in enumerate(self.peers):
-            if r in self.outcomes or r in self.retiring:
-                continue
+            if r in self.outcomes or r in self.retiring or self.futures[r].done():
+                continue        # (a task that ended is not stalled: its fetch has a timeout)
             f = self._pings.get(r)
             if f is not None and f.done():
                 del self._pings[r]
@@ -115,10 +133,10 @@ class EpochWatch:
                     self._answered[r] = self._ping_sent[r]
                 except BaseException:       # timed out, or the worker went (seen apart)
                     pass
-            last = self._answered.setdefault(r, self.t_start)
-            if now - last > timeouts.PEER_TIMEOUT:
-                return (f"worker(s) {addr} stalled (no answer for "
-                        f"{timeouts.PEER_TIMEOUT:g} s)")
+            last = self._answered.setdefault(r, self._watch_from)
+            if now - last > patience:
+                return (f"worker(s) {addr} stalled (no answer for {patience:g} s"
+                        + (", past the time limit)" if self.past_limit() else ")"))
             if r not in self._pings and now - self._ping_sent.get(r, 0.0) >= timeouts.PING_EVERY:
                 self._ping_sent[r] = now
                 self._pings[r] = asyncio.run_coroutine_threadsafe(
