@@ -16,7 +16,10 @@ import pytest
 from stealsearch.cli import main
 from stealsearch.engine import resume, solve
 from stealsearch.engine.core import checkpoint as ck
+from stealsearch.engine.transports import sequential
 from stealsearch.problems.uts import UTSProblem
+
+from forced import NodeEpochs
 
 BIN = os.path.dirname(sys.executable)
 T1_COUNT = 4130071
@@ -67,8 +70,17 @@ def full_disk(request, tmp_path, monkeypatch):
     return base / "ck", lambda: full.append(True)
 
 
+#: a sequential epoch ends every this many nodes (T1: 9 cuts), not at moments: on a fast
+#: machine T1 is searched before its first timed cut, so no write would fail mid-search
+CUT_NODES = 500_000
+
+
 def fill_after(writes: int, fill, monkeypatch) -> list:
-    """Make the disk full once ``writes`` cuts were written (0: before the first)."""
+    """Make the disk full once ``writes`` cuts were written (0: before the first), and
+    cut the sequential backend's epochs at node counts (:data:`CUT_NODES`)."""
+    real_run_epochs = sequential.run_epochs
+    monkeypatch.setattr(sequential, "run_epochs", lambda problem, transport, **kw:
+                        real_run_epochs(problem, NodeEpochs(transport, CUT_NODES), **kw))
     done = []
     real_write = ck.CheckpointWriter.write
 
