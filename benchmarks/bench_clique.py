@@ -94,7 +94,7 @@ def cell(rec) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--limit", type=float, default=150.0, help="time limit of colour runs (s)")
     ap.add_argument("--seed-limit", type=float, default=20.0, help="time limit of seed-bound runs (s)")

@@ -136,7 +136,7 @@ def sweep_figures(seeds: int) -> tuple[list[str], float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only (smoke run)")
     ap.add_argument("--max-n", type=int, default=8192)
     args = ap.parse_args(argv)

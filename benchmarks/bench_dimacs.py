@@ -312,7 +312,7 @@ def report(args) -> list[str]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--dimacs", default=None, help="folder of the DIMACS .clq files "
                     "(default $STEALSEARCH_DIMACS_SET)")
     ap.add_argument("--bhoslib", default=None, help="folder of the BHOSLIB frb*.clq files "

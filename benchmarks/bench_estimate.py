@@ -157,7 +157,7 @@ def plot(results, path):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="leave out UTS T1L (~25 s)")
     ap.add_argument("--seed", type=int, default=0, help="the probes' random seed")
     ap.add_argument("--seeds", type=int, default=3, help="seeds of the variants' comparison")

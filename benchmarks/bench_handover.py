@@ -24,7 +24,7 @@ from stealsearch.benchmarks.compare_checkouts import run   # one timed process
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--rounds", type=int, default=3)

@@ -82,7 +82,7 @@ def plot_family(fam_rows, path) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller grid (smoke test)")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)

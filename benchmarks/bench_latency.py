@@ -232,7 +232,7 @@ def run_case(client, problem, runs, policy, expect_count=None, expect_obj=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--delays-ms", nargs="+", type=float, default=[0, 0.1, 1, 5])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--t1l", action="store_true", help="also T1L once at 0 and the largest delay")

@@ -44,7 +44,7 @@ def time_decide(x, runs: int, **kw) -> tuple[float, int, str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3, help="repetitions of the study (median)")
     ap.add_argument("--quick", action="store_true", help="one study run, skip the equivalence counts")
     ap.add_argument("--sample", type=int, default=1000,

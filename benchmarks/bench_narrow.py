@@ -42,7 +42,7 @@ def shares(r) -> list[float]:
 def main(argv=None) -> int:
     from examples import vertex_cover as vc
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=62)
     ap.add_argument("--p", type=float, default=0.01)

@@ -270,7 +270,7 @@ def cell(rec) -> str:
 
 
 def main(argv=None) -> list:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the quick subset (the suite's smoke test uses it)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--limit", type=float, default=60.0, help="per-run time limit (s)")

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     from stealsearch.engine.solve import solve
     from stealsearch.problems.clique import CliqueProblem, read_dimacs
 
-    ap = argparse.ArgumentParser(prog="bench_proof", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog="bench_proof", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     ap.add_argument("--instances", nargs="*", default=None, help="DIMACS names")
     ap.add_argument("--repeats", type=int, default=3)

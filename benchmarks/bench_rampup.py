@@ -88,7 +88,7 @@ def measure(label, argv, published, repeats) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5, help="runs per mode and instance")
     ap.add_argument("--long-repeats", type=int, default=3, help="runs per mode of the long one")
     ap.add_argument("--quick", action="store_true", help="skip the long instance")

@@ -43,7 +43,7 @@ def run_once(seeds: str, sequential: bool, workers: int, out: Path) -> tuple[flo
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="seed 002 only, sequential (smoke)")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)

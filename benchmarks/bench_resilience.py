@@ -112,7 +112,7 @@ def joining(name, problem):
 
 
 def main(argv=None):
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0]).parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-resilience-"))
     cost, rec, join = [], [], []
     uts = instances()[0]

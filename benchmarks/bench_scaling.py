@@ -187,7 +187,7 @@ def pmc_reason() -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="time limit of each UTS run")
     ap.add_argument("--trees", nargs="*", default=["T1XL", "T3XXL"], choices=sorted(TREES),
                     help="UTS trees (none: the clique part only)")

@@ -35,7 +35,7 @@ def one(graph, order, **place):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--p", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=1)

@@ -86,7 +86,7 @@ def one(prob, **kw):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--problems", nargs="+", default=["t1l", "clique"])
     ap.add_argument("--configs", nargs="+", default=["seq", "seq2", "2x1", "1x2", "2x2"])
     ap.add_argument("--runs", type=int, default=3)

@@ -107,7 +107,7 @@ def newcomer(env_extra, args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default="benchmarks/results/tiers.md")
     args = ap.parse_args(argv)

@@ -38,7 +38,7 @@ def med(results, attr):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--trees", nargs="+", default=["T1", "T3", "T1L"])
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--runs", type=int, default=5)

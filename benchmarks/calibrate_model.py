@@ -43,7 +43,7 @@ def record(res) -> dict:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--cases", nargs="+", default=["T1", "T3", "G500_0.5", "G1000_0.35"])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default="benchmarks/results/model_calibration.json")

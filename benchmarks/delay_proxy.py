@@ -149,7 +149,7 @@ def parse_route(route: str) -> tuple[str, str, str | None]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--delay", type=float, required=True, help="seconds, each direction")
     ap.add_argument("--machine", action="append", default=[], metavar="TAG=IP",
                     help="connections from IP belong to machine TAG (for cut and heal)")

@@ -443,7 +443,7 @@ def parse_policy(items) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = argparse.ArgumentParser(allow_abbrev=False,
         prog="python -m stealsearch.benchmarks.emulate_cluster",
         description=__doc__.splitlines()[0])
     ap.add_argument("--machines", type=int, default=2, help="emulated machines (namespaces)")

@@ -109,7 +109,7 @@ def record(case: str, max_frontier: int, max_depth: int) -> dict:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="+")
     ap.add_argument("--max-frontier", type=int, default=3000)
     ap.add_argument("--max-depth", type=int, default=8)

@@ -297,7 +297,7 @@ def assemble(root: Path | None = None) -> Path:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--full", action="store_true",
                       help="the standard set, then the heavy studies (bench_full.yaml)")

@@ -212,7 +212,7 @@ def plot(pred, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     ap.add_argument("--orders", action="store_true",

@@ -481,7 +481,7 @@ def xeon16(**changes) -> Machine:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("profile", help="benchmarks/profiles/<case>.npz")
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8, 16])
     ap.add_argument("--rate", type=float, default=4.4e6)

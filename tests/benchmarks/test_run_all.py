@@ -4,9 +4,11 @@ that writes its section is a row ``ok``, one that exits non-zero or writes nothi
 failed row with its reason while the others run; RESULTS.md is assembled from the
 sections with the table of the last runs.  The real benchmarks take minutes each:
 ``make bench-quick`` runs them, not this suite."""
+import argparse
 import importlib
 import inspect
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -15,6 +17,19 @@ import pytest
 
 from stealsearch.benchmarks import run_all
 from stealsearch.engine.app.sweep import GridError, load_grid
+
+
+class _Parsed(Exception):
+    """Raised once a benchmark's parser has accepted its arguments: nothing runs."""
+
+
+_real_parse_args = argparse.ArgumentParser.parse_args
+
+
+def _parse_then_stop(self, args=None, namespace=None):
+    assert not self.allow_abbrev, f"{self.prog}: its parser takes abbreviated options"
+    _real_parse_args(self, args, namespace)
+    raise _Parsed
 
 
 @pytest.mark.parametrize("grid", ["bench.yaml", "bench_full.yaml"])
@@ -28,6 +43,15 @@ def test_benchmark_grids_name_real_modules(grid, quick):
         module = it.params.get("module") or f"stealsearch.benchmarks.bench_{it.params['name']}"
         mod = importlib.import_module(module)       # it imports, and runs as a script
         assert callable(mod.main) and '__name__ == "__main__"' in inspect.getsource(mod), module
+        if not it.params.get("args"):
+            continue
+        # its arguments are the module's own options, spelt out (no parser takes prefixes)
+        with pytest.raises(_Parsed):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(argparse.ArgumentParser, "parse_args", _parse_then_stop)
+                argv = shlex.split(it.params.get("args", ""))
+                mp.setattr(sys, "argv", [module, *argv])
+                mod.main(argv) if inspect.signature(mod.main).parameters else mod.main()
     if quick:
         assert spec["name"].endswith("_quick")
         assert all("quick" not in (b.get("settings") or {}) for b in spec["items"])
