@@ -27,7 +27,8 @@ from . import __version__
 
 def build_parser() -> OneLineParser:
     """The ``stealsearch`` parser: the tour, every registered problem's sub-commands
-    (:mod:`stealsearch.registry`, in its order), the sweep and reproduce commands, resume."""
+    (:mod:`stealsearch.registry`, in its order), the sweep and reproduce commands, resume,
+    check-proof."""
     from stealsearch.engine.app.commandline import OneLineParser
 
     from . import check_proof, demo, registry, reproduce, sweep
@@ -44,8 +45,8 @@ def build_parser() -> OneLineParser:
     registry.register_commands(sub)
     sweep.register(sub)
     reproduce.register(sub)
-    check_proof.register(sub)
     _register_resume(sub)
+    check_proof.register(sub)
     return parser
 
 

@@ -389,6 +389,7 @@ NOT_TAKEN = {
     ("demo",): BACKEND_FLAGS - {"--workers", "--force"},     # a tour on its own LocalCluster
     ("reproduce",): {"--time-limit"},     # a report is built from its whole grid
     ("resume",): {"--progress", "--quiet", "--json"},   # the stored command's output flags
+    ("check-proof",): BACKEND_FLAGS,      # it reads two files; no search, no cluster
 }
 #: Commands that generate an instance: each takes --seed.
 SEEDED = {("clique",), ("hrel",), ("twolevel",), ("commclust",)}

@@ -49,7 +49,7 @@ OTHER_COMMANDS = [
 ]
 
 #: Commands without --json (the tour prints for people only).
-NO_JSON = {("demo",)}
+NO_JSON = {("demo",), ("check-proof",)}     # check-proof: a verdict line and its exit code
 
 
 def _strict(text: str):

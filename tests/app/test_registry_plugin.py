@@ -134,7 +134,8 @@ def test_the_commands_are_the_tour_ours_in_order_then_the_rest():
     for p in registry.problems():
         p.face(registry.CLI).register(Recorder())
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert list(sub.choices) == ["demo", *Recorder.names, "sweep", "reproduce", "resume"]
+    assert list(sub.choices) == ["demo", *Recorder.names, "sweep", "reproduce", "resume",
+                                 "check-proof"]
     assert set(registry.BUILTIN_COMMANDS) == {"demo", "sweep", "reproduce", "resume"}
     assert Recorder.names[:2] == ["uts", "clique"] and "hrel" in Recorder.names
 
