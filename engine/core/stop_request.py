@@ -20,6 +20,8 @@ import time
 #: echo, absorbed, or a demand to exit at once, which never returns)
 _signals: list[int] = []
 _first_at = [0.0]
+#: whether the pending request was raised as a KeyboardInterrupt already
+_raised = [False]
 
 
 def record(signum: int, at: float | None = None, replace: bool = False) -> None:
@@ -41,7 +43,18 @@ def stop_if_requested() -> None:
     """Raise KeyboardInterrupt if a stop was recorded: for loops that run many
     searches (a sweep) and stop between them."""
     if _signals:
+        _raised[0] = True
         raise KeyboardInterrupt
+
+
+def raised() -> bool:
+    """True once the pending request was raised as a KeyboardInterrupt (a handler that
+    deferred its raise does not raise it a second time)."""
+    return _raised[0]
+
+
+def mark_raised() -> None:
+    _raised[0] = True
 
 
 def received_signal() -> int | None:
@@ -56,3 +69,4 @@ def first_at() -> float:
 
 def reset() -> None:
     _signals.clear()
+    _raised[0] = False

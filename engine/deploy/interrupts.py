@@ -175,8 +175,67 @@ def _handler(signum, frame):
     stop_request.record(signum, now)
     if not _recording[0] and _owned[0]:
         # the command line, outside a search: stop where we are (recorded as well, so
-        # a KeyboardInterrupt that a callback swallows is not lost)
+        # a KeyboardInterrupt that a callback swallows is not lost) -- unless that is
+        # inside the kernel compiler: then as soon as it is done
+        if _in_compiler(frame) and _defer_the_stop():
+            return
         raise KeyboardInterrupt
+
+
+#: where a KeyboardInterrupt must not land: numba's compiler and its cache, and llvmlite
+#: under them.  A compile interrupted half-way leaves LLVM objects half-built: their
+#: finalizers print tracebacks, numba turns the interrupt into "RuntimeError: no compiled
+#: object yet", and the interpreter's exit can crash on them (a first run compiles every
+#: kernel it calls, for seconds)
+_COMPILER_PACKAGES = ("numba", "llvmlite")
+#: how often a deferred stop looks whether the compiler is done
+_DEFER_POLL_SECONDS = 0.05
+
+
+def _in_compiler(frame) -> bool:
+    """Whether ``frame`` (the main thread's, where a handler runs) or a caller of it is in
+    :data:`_COMPILER_PACKAGES`."""
+    while frame is not None:
+        if (frame.f_globals.get("__name__") or "").split(".", 1)[0] in _COMPILER_PACKAGES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _defer_the_stop() -> bool:
+    """Raise the recorded stop once the main thread has left the compiler: a SIGALRM
+    every :data:`_DEFER_POLL_SECONDS` looks.  Only where SIGALRM is free (no handler or
+    timer of anyone else's, e.g. a sweep's hard stop); False otherwise, and the caller
+    raises at once.  A second stop signal meanwhile still ends the process at once."""
+    if not hasattr(signal, "setitimer") or signal.getsignal(signal.SIGALRM) not in (
+            signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        return False
+    signal.signal(signal.SIGALRM, _stop_once_out_of_compiler)
+    signal.setitimer(signal.ITIMER_REAL, _DEFER_POLL_SECONDS)
+    return True
+
+
+def _stop_once_out_of_compiler(signum, frame):
+    # pending: still ours to raise (not taken by a search, which reads the request, nor
+    # raised by a loop's stop_if_requested)
+    pending = _owned[0] and not _recording[0] and stop_request.requested() \
+        and not stop_request.raised()
+    if pending and _in_compiler(frame):
+        signal.setitimer(signal.ITIMER_REAL, _DEFER_POLL_SECONDS)
+        return
+    _cancel_deferred_stop()
+    if pending:
+        stop_request.mark_raised()
+        raise KeyboardInterrupt
+
+
+def _cancel_deferred_stop() -> None:
+    """No deferred stop any more: its timer off (else its SIGALRM, once the interpreter
+    has put the default handlers back at its exit, would kill the process)."""
+    if hasattr(signal, "setitimer") and \
+            signal.getsignal(signal.SIGALRM) is _stop_once_out_of_compiler:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
 def own_process_signals(seen=(), first_at: float | None = None) -> None:
@@ -197,6 +256,7 @@ def release_process_signals(previous: dict | None = None) -> None:
     None: keep this module's handler, recording only, for the process's last moments)."""
     if threading.current_thread() is not threading.main_thread():
         return
+    _cancel_deferred_stop()
     if previous is None:
         _recording[0] += 1          # from now on: record (and absorb echoes), never raise
         return

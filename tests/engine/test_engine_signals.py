@@ -81,3 +81,47 @@ def test_a_sighup_after_a_sigterm_is_its_echo_and_two_key_presses_are_not(record
     interrupts._handler(signal.SIGQUIT, None)
     interrupts._handler(signal.SIGINT, None)
     assert exits == [signal.SIGINT]      # a second key press exits at once
+
+
+@pytest.mark.timeout(120, method="thread")     # SIGALRM free, as in the command line
+def test_a_stop_while_a_kernel_compiles_waits_for_the_compile():
+    """The command line's first Ctrl-C outside a search stops where it is -- except inside
+    numba's compiler (a first run compiles for seconds): a KeyboardInterrupt there leaves
+    LLVM objects half-built ("no compiled object yet", tracebacks from their finalizers, a
+    crash at exit).  Forced: the signal is sent from numba's own compile-start event, so
+    it lands inside the compiler; the compile completes, then the stop is raised."""
+    import os
+    import time
+
+    import numba
+    from numba.core import event
+
+    stop_request.reset()
+    previous = {s: signal.getsignal(s) for s in interrupts.stop_signals()}
+    add_one = numba.njit(lambda x: x + 1)       # a new function: compiled here, not cached
+    results = []
+
+    class SignalOnCompile(event.Listener):
+        def on_start(self, ev):
+            if not results:
+                results.append("signalled")
+                os.kill(os.getpid(), signal.SIGINT)
+
+        def on_end(self, ev):
+            pass
+
+    interrupts.own_process_signals()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with event.install_listener("numba:compile", SignalOnCompile()):
+                results.append(add_one(41))
+            for _ in range(1000):                # the deferred stop arrives within 50 ms
+                time.sleep(0.01)
+        # raised once the compile was done: the function is compiled, and works
+        assert results[0] == "signalled" and len(add_one.signatures) == 1
+        assert add_one(41) == 42
+        assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    finally:
+        interrupts.release_process_signals(previous)
+        stop_request.reset()
