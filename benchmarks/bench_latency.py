@@ -40,13 +40,12 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
-from .netns import free_port, netem_available, sh, skip_reason
+from .netns import free_port, netem_available, sh, skip_reason, wait_for_scheduler
 
 PREFIX = "sslat"
 PY = sys.executable
@@ -132,7 +131,7 @@ class Testbed:
         bindir = os.path.dirname(PY)
         sched = self._spawn([os.path.join(bindir, "dask"), "scheduler", "--host", self.root_ip[0],
                              "--port", str(port), "--no-dashboard"])
-        self._wait_port(self.root_ip[0], port, sched)
+        wait_for_scheduler(self.root_ip[0], port, sched, timeout=30)
         routes, self.worker_addrs = [], []
         for i in range(2):
             for j in range(self.per_ns):
@@ -154,17 +153,6 @@ class Testbed:
         line = proxy.stdout.readline()
         if "ready" not in line:
             raise RuntimeError(f"delay proxy did not start: {line!r}")
-
-    def _wait_port(self, host, port, proc, timeout=30):
-        t = time.time()
-        while time.time() - t < timeout:
-            if proc.poll() is not None:
-                raise RuntimeError(f"scheduler exited with status {proc.returncode}")
-            with socket.socket() as s:
-                if s.connect_ex((host, port)) == 0:
-                    return
-            time.sleep(0.2)
-        raise RuntimeError("scheduler did not start")
 
     def client(self):
         from distributed import Client

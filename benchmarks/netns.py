@@ -73,6 +73,20 @@ def free_port(host="127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def wait_for_scheduler(host: str, port: int, proc, timeout: float = 60) -> None:
+    """Until the scheduler process ``proc`` listens on ``host:port``; RuntimeError if it
+    exits first or does not listen within ``timeout`` seconds."""
+    t = time.monotonic()
+    while time.monotonic() - t < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"scheduler exited with status {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex((host, port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("scheduler did not start")
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -229,7 +243,7 @@ class NamespaceCluster:
         self.scheduler = f"tcp://{host}:{port}"
         sched = self._spawn([os.path.join(bindir, "dask"), "scheduler", "--host", host,
                              "--port", str(port), "--no-dashboard"], log="scheduler")
-        self._wait_port(host, port, sched)
+        wait_for_scheduler(host, port, sched)
         routes, machines, plan = [], [], []
         for i in range(self.machines):
             tag = f"m{i}"
@@ -264,17 +278,6 @@ class NamespaceCluster:
                              "--no-dashboard", "--name", f"m{i}w{j}"], ns=self.ns[i],
                             log=f"m{i}w{j}")
             self.workers[i].append(p)
-
-    def _wait_port(self, host, port, proc, timeout=60):
-        t = time.monotonic()
-        while time.monotonic() - t < timeout:
-            if proc.poll() is not None:
-                raise RuntimeError(f"scheduler exited with status {proc.returncode}")
-            with socket.socket() as s:
-                if s.connect_ex((host, port)) == 0:
-                    return
-            time.sleep(0.2)
-        raise RuntimeError("scheduler did not start")
 
     def client(self):
         """A client of the cluster, once every worker has joined (a context manager)."""

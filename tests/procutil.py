@@ -275,3 +275,34 @@ def claim_port(port: int):
         lock.close()
         return None
     return lock
+
+
+# -- a process that leads its own session -----------------------------------------------------
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the process group ``pgid`` is alive."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def communicate_and_end_group(proc, timeout: float, grace: float = 30.0):
+    """``proc.communicate(timeout=timeout)`` for a process started with
+    ``start_new_session=True`` (SIGKILLed with its group if it overruns); then its group
+    (a cluster it started) gets ``grace`` seconds to end with it, and is SIGKILLed after.
+    Returns ``(out, err, left)``: ``left`` is whether the group outlived the grace."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    deadline = time.monotonic() + grace
+    while group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = group_alive(proc.pid)
+    if left:
+        os.killpg(proc.pid, signal.SIGKILL)
+    return out, err, left

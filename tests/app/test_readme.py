@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from procutil import _alive, claim_port, end_processes, free_port
+from procutil import _alive, claim_port, communicate_and_end_group, end_processes, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -155,14 +155,6 @@ PY_FIRST_LINES = {
 }
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_the_readme_has_python_blocks():
     assert len(PY_BLOCKS) >= 5
     for key in PY_FIRST_LINES:
@@ -181,18 +173,8 @@ def test_readme_python_block_runs_as_a_script(index, clone):
     script.write_text(block)
     proc = subprocess.Popen([sys.executable, str(script)], cwd=clone, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    deadline = time.monotonic() + 30           # the cluster's processes end with the script
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    leftover = _group_alive(proc.pid)
-    if leftover:
-        os.killpg(proc.pid, signal.SIGKILL)
+    # the cluster's processes end with the script
+    out, err, leftover = communicate_and_end_group(proc, timeout=300)
     assert not leftover, "the README block left a process behind"
     assert proc.returncode == 0, err[-3000:]
     assert "Traceback" not in err and "bootstrapping" not in err, err[-3000:]

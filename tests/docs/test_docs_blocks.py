@@ -43,7 +43,8 @@ import pytest
 import yaml
 
 import docpages
-from procutil import _alive, claim_port, descendants, end_processes, free_port, port_taken, wait_until
+from procutil import (_alive, claim_port, communicate_and_end_group, descendants, end_processes,
+                      free_port, group_alive, port_taken, wait_until)
 
 BIN = Path(sys.executable).parent
 PAGES = docpages.pages()
@@ -131,18 +132,8 @@ class Page:
         proc = subprocess.Popen(argv, cwd=self.folder, env=self.env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
                                 shell=shell, executable="/bin/bash" if shell else None)
-        try:
-            out, err = proc.communicate(timeout=TIMEOUT)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-        deadline = time.monotonic() + 30          # a cluster's processes end with their script
-        while _group_alive(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        leftover = _group_alive(proc.pid)
-        if leftover:
-            os.killpg(proc.pid, signal.SIGKILL)
+        # a cluster's processes end with their script
+        out, err, leftover = communicate_and_end_group(proc, timeout=TIMEOUT)
         assert not leftover, f"{where}: left a process behind"
         assert proc.returncode == 0, f"{where}: exit {proc.returncode}\n{err[-3000:]}"
         assert "Traceback" not in err and "bootstrapping" not in err, f"{where}\n{err[-3000:]}"
@@ -233,12 +224,12 @@ class Page:
         end_processes([p.pid for p in self.services])
         # a worker's nanny and its worker processes end after the command that started them
         deadline = time.monotonic() + 30
-        while any(_group_alive(p.pid) for p in self.services) and time.monotonic() < deadline:
+        while any(group_alive(p.pid) for p in self.services) and time.monotonic() < deadline:
             time.sleep(0.2)
         if self.port_claim is not None:
             self.port_claim.close()
             self.port_claim = None
-        alive = [p.pid for p in self.services if _group_alive(p.pid)]
+        alive = [p.pid for p in self.services if group_alive(p.pid)]
         for pgid in alive:
             os.killpg(pgid, signal.SIGKILL)
         assert not alive, f"a service outlived its page by 30 s: process groups {alive}"
@@ -293,12 +284,6 @@ def _remote_config(words, folder: Path) -> str | None:
     return kind if kind in REMOTE_KINDS else None
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 
