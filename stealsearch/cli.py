@@ -258,6 +258,13 @@ def _restore(previous: dict | None, interrupts, as_program: bool) -> None:
         # echo of the signal that stopped us is absorbed, never a traceback
         if interrupts is not None:
             interrupts.release_process_signals(None)
+            if interrupts.received_signal() is not None:
+                # stopped by a signal: its echo (a job manager signals the process, then
+                # its group) may come after the result, while the interpreter exits, which
+                # puts the default handlers back (a death by SIGTERM after the result was
+                # printed); ignored, it cannot
+                for s in interrupts.stop_signals():
+                    signal.signal(s, signal.SIG_IGN)
         else:
             for s in previous:
                 signal.signal(s, signal.SIG_IGN)
