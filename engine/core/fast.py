@@ -137,6 +137,14 @@ class FastProblem(Problem):
         return self.layout.decode(row) if self.layout is not None else row.tolist()
 
     # -- the engine's side ---------------------------------------------------------------
+    def counts_solutions(self) -> bool:
+        """Whether the generated driver can count a row in enumerate mode: it names an
+        ``is_solution`` or an ``objective`` (:func:`stealsearch.engine.core.problem.check_problem`)."""
+        cls = type(self)
+        if getattr(cls, "_fast_spec", None) is None:
+            return True                 # not a driver at all: its kernel says what is wrong
+        return cls.is_solution is not None or cls.objective is not None
+
     @property
     def kernel(self):
         cls = type(self)

@@ -293,7 +293,9 @@ def check_problem(problem: Any, policy: Any = None) -> None:
         for method in ("root", "children"):
             if hasattr(problem, "_defines") and not problem._defines(method):
                 raise ContractError(f"{cls} must define {method}()")
+        _check_counts(problem)
         return
+    _check_counts(problem)
     for attr in ("row_width", "max_children", "solution_size"):
         value = getattr(problem, attr, None)
         if not isinstance(value, (int, np.integer)) or value < 1:
@@ -317,6 +319,17 @@ def check_problem(problem: Any, policy: Any = None) -> None:
             f"{cls}.kernel takes {len(positional)} arguments; the engine calls "
             f"kernel({', '.join(KERNEL_ARGS)}, *data) with {n_data} data arrays from "
             f"kernel_data(), i.e. {len(KERNEL_ARGS) + n_data} arguments")
+
+
+def _check_counts(problem: Problem) -> None:
+    """An enumerate-mode search of a tier that counts a node only through its
+    ``is_solution`` or ``objective`` (``counts_solutions()``) defines one of them:
+    without either every count is 0, whatever the tree."""
+    counts = getattr(problem, "counts_solutions", None)
+    if problem.mode is Mode.ENUMERATE and counts is not None and not counts():
+        raise ContractError(f"{type(problem).__name__} counts solutions (enumerate mode) but "
+                            "defines neither is_solution nor objective, so its count would "
+                            "always be 0: define is_solution (return True to count every node)")
 
 
 def holds_gil(problem: Problem) -> bool:

@@ -126,6 +126,11 @@ class PythonProblem(Problem):
         return node
 
     # -- the engine's side ---------------------------------------------------------------
+    def counts_solutions(self) -> bool:
+        """Whether an enumerate-mode search can count a node: ``is_solution`` or
+        ``objective`` is defined (:func:`stealsearch.engine.core.problem.check_problem`)."""
+        return self._defines("is_solution") or self._defines("objective")
+
     def _defines(self, method: str) -> bool:
         return getattr(type(self), method) is not getattr(PythonProblem, method)
 

@@ -197,8 +197,12 @@ def alloc_expand(row, out, data):
     return 2
 
 
+def alloc_is_leaf(row, data):
+    return row[ALLOC_ROW.depth] == 3
+
+
 class AllocatingChain(FastProblem):
-    layout, expand = ALLOC_ROW, alloc_expand
+    layout, expand, is_solution = ALLOC_ROW, alloc_expand, alloc_is_leaf
     max_children = 2
 
     def root(self):
@@ -208,7 +212,7 @@ class AllocatingChain(FastProblem):
 def test_allocating_expand_warns_and_stays_exact():
     with pytest.warns(RuntimeWarning, match="allocates"):
         r = solve(AllocatingChain(), backend="sequential")
-    assert r.nodes == 1 + 2 + 4 + 8
+    assert r.nodes == 1 + 2 + 4 + 8 and r.count == 8
 
 
 def test_pickle_codec_round_trips_batches(tmp_path):
