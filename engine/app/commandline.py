@@ -53,6 +53,27 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
             return help_text + " (default: %(default)s)"
         return help_text
 
+    def _fill_text(self, text, width, indent):
+        # an example epilog (:func:`example_epilog`) is shown as written: one command a line
+        if text.startswith(EXAMPLE_HEADING):
+            return "".join(indent + line + "\n" for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
+
+
+#: how every command's ``--help`` epilog starts: the commands after it run as written
+#: from a clone of the repository
+EXAMPLE_HEADING = "example:"
+
+
+def example_epilog(*commands: str) -> str:
+    """A ``--help`` epilog: ``example:`` and one command a line, shown as written.
+
+    >>> print(example_epilog("stealsearch clique --gnp 30 0.5"))
+    example:
+      stealsearch clique --gnp 30 0.5
+    """
+    return "\n".join([EXAMPLE_HEADING] + [f"  {c}" for c in commands])
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit code 2, ``--help`` shows every
@@ -157,9 +178,9 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="a cluster description from cluster_configs/")
     add_cluster_arguments(parser)
     if limits:
-        parser.add_argument("--time-limit", type=non_negative_float, default=None, metavar="S",
-                            help=f"stop {what} after S seconds with status 'interrupted' "
-                                 "(no limit when absent)")
+        parser.add_argument("--time-limit", type=positive_seconds, default=None, metavar="S",
+                            help=f"stop {what} after S seconds (a number > 0) with status "
+                                 "'interrupted' (no limit when absent)")
     if limits and node_limit:
         parser.add_argument("--node-limit", type=int, default=None, metavar="N",
                             help="stop after about N expanded nodes with status 'interrupted' "
@@ -402,13 +423,29 @@ def backend_from_args(args: argparse.Namespace) -> str:
     return backend
 
 
-def solve_from_args(problem, args: argparse.Namespace, proof=None):
-    """Run ``stealsearch.engine.solve`` with the backend the flags name (:func:`backend_from_args`);
-    ``proof``: a file name prefix of the proof the search logs (``solve(..., proof=)``)."""
-    from ..solve import solve
+def announce_compiles(args: argparse.Namespace) -> None:
+    """From now on, the process's first kernel compilation prints one line on stderr
+    (none with ``--quiet``), and its seconds count in the reported wall time
+    (:mod:`stealsearch.engine.app.compile_notice`).  A command calls it before the first
+    kernel it may compile (a problem's constructor may compile its set-up kernels)."""
+    from .compile_notice import announce
 
+    announce(quiet=bool(getattr(args, "quiet", False)))
+
+
+def solve_from_args(problem, args: argparse.Namespace, proof=None, here: bool = False):
+    """Run ``stealsearch.engine.solve`` with the backend the flags name (:func:`backend_from_args`);
+    ``proof``: a file name prefix of the proof the search logs (``solve(..., proof=)``);
+    ``here``: with no place flag, one stack in this process (a search that ends in
+    milliseconds, e.g. a small instance in plain Python, needs no lanes and no cluster)."""
+    from ..solve import solve
+    from .compile_notice import compile_seconds
+
+    announce_compiles(args)
     check_workers(args)
     backend = backend_from_args(args)
+    if here and backend == "auto":
+        backend = "sequential"
     kwargs = dict(time_limit=args.time_limit, node_limit=getattr(args, "node_limit", None),
                   policy=policy_from_args(args), progress=show_progress(args))
     # --- resilience: checkpoint / resume; a first Ctrl-C or SIGTERM returns the result
@@ -436,15 +473,33 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None):
         from ..solve import resume
 
         kwargs.setdefault("checkpoint", resume_from)
-        return _checked(args, resume(resume_from, problem, backend=backend, **where, **kwargs))
+        before = compile_seconds()
+        return _checked(args, _with_compiles(
+            resume(resume_from, problem, backend=backend, **where, **kwargs), before))
     # --- end resilience
-    if backend == "sequential":
+    if backend == "sequential" and getattr(problem, "stack_class", None) is None:
         from .timing import warm_up
 
         warm_up(problem)        # the printed search time excludes loading the kernel
     if proof is not None:
         kwargs["proof"] = proof
-    return _checked(args, solve(problem, backend=backend, **where, **kwargs))
+    before = compile_seconds()
+    return _checked(args, _with_compiles(solve(problem, backend=backend, **where, **kwargs),
+                                         before))
+
+
+def _with_compiles(result, before: float):
+    """``result`` with the run's kernel compilations counted: the seconds compiled before
+    its clock started (a problem's set-up, the warm-up: ``before``) added to its wall
+    time, and every second compiled in this process in ``info["compile_seconds"]``
+    (those during the search are in its wall time already)."""
+    from .compile_notice import compile_seconds
+
+    total = compile_seconds()
+    if total > 0:
+        result.wall_seconds += before
+        result.info["compile_seconds"] = round(total, 3)
+    return result
 
 
 def _checked(args: argparse.Namespace, result):
@@ -487,6 +542,7 @@ def client_from_args(args: argparse.Namespace):
     """The Dask client the backend flags name, closed on exit; ``None`` for ``--sequential``
     (the caller then runs its tasks in this process)."""
     check_workers(args)
+    announce_compiles(args)
     if getattr(args, "sequential", False):
         yield None
         return
