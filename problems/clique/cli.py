@@ -28,17 +28,24 @@ checks it.
 from __future__ import annotations
 
 
-from stealsearch.engine.app.commandline import (add_backend_arguments, print_json, result_json, seed_int,
-                                solve_from_args)
+from stealsearch.engine.app.commandline import (add_backend_arguments, announce_compiles,
+                                                example_epilog, print_json, result_json,
+                                                seed_int, solve_from_args)
 from stealsearch.engine.core.problem import SolutionError
 
 from .model import CliqueInputError
 from .problem import BOUNDS, HEURISTICS, MODES, ORDERS, CliqueProblem
+from .small import SMALL_COUNT_VERTICES, SMALL_MAX_VERTICES, SMALL_MAXIMAL_VERTICES
+
+TIERS = ("auto", "compiled", "python")
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("clique", help="maximum clique / k-clique / clique counting (seed 003)",
-                              description="Maximum clique and friends on the stealstack engine.")
+                              description="Maximum clique and friends on the stealstack engine.",
+                              epilog=example_epilog(
+                                  "stealsearch clique tests/clique/data/hamming6-2.clq",
+                                  "stealsearch clique --gnp 30 0.5 --mode count-maximal --json"))
     p.add_argument("file", nargs="?", metavar="FILE", help="DIMACS .clq file or edge list")
     p.add_argument("--gnp", nargs=2, metavar=("N", "P"), default=None,
                    help="use the random graph G(N, P) instead of a file")
@@ -62,6 +69,7 @@ def register(subparsers) -> None:
                         "greedy, then the AMTS tabu search -- for the MCS-family bounds, none "
                         "for the seed's)")
     add_backend_arguments(p)
+    _add_tier_argument(p)
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the result (the --json object, the clique included) to FILE")
     p.add_argument("--prove", default=None, metavar="PREFIX",
@@ -70,7 +78,8 @@ def register(subparsers) -> None:
                         "'stealsearch check-proof PREFIX' or 'veripb PREFIX.opb PREFIX.pbp'")
     p.set_defaults(func=run_clique)
 
-    d = subparsers.add_parser("design", help="find a t-(v,k,1) design as a maximum clique (seed §1.2)")
+    d = subparsers.add_parser("design", help="find a t-(v,k,1) design as a maximum clique (seed §1.2)",
+                              epilog=example_epilog("stealsearch design 2 7 3"))
     d.add_argument("t", type=int, help="every t-subset of the points lies in one block")
     d.add_argument("v", type=int, help="number of points")
     d.add_argument("k", type=int, help="points per block")
@@ -79,15 +88,77 @@ def register(subparsers) -> None:
     d.add_argument("--mode", choices=("decide", "max"), default="decide",
                    help="decide: stop at a clique of size b; max: maximum clique")
     add_backend_arguments(d)
+    _add_tier_argument(d)
     d.set_defaults(func=run_design)
 
-    f = subparsers.add_parser("factorize", help="find a k-factorization of a graph as a clique (seed §1.2)")
+    f = subparsers.add_parser("factorize", help="find a k-factorization of a graph as a clique (seed §1.2)",
+                              epilog=example_epilog("stealsearch factorize K6 1",
+                                                    "stealsearch factorize petersen 1"))
     f.add_argument("graph", metavar="GRAPH", help="a graph file, or cube, petersen, Kn, Kn,m")
     f.add_argument("k", type=int, help="degree of the factors")
     f.add_argument("--bound", choices=BOUNDS + ("color",), default="colour",
                    help="the clique kernel's bound")
     add_backend_arguments(f)
+    _add_tier_argument(f)
     f.set_defaults(func=run_factorize)
+
+
+def _add_tier_argument(parser) -> None:
+    parser.add_argument(
+        "--tier", choices=TIERS, default="auto",
+        help=f"auto: a small graph (max or decide up to {SMALL_MAX_VERTICES} vertices, count "
+             f"up to {SMALL_COUNT_VERTICES}, count-maximal up to {SMALL_MAXIMAL_VERTICES}) "
+             "with the colour bound, the default order and heuristic and no place flag is "
+             "solved here in plain Python, compiling nothing; any other by the compiled "
+             "kernels.  compiled: always the kernels.  python: plain Python at any size "
+             "(slow beyond a few dozen vertices)")
+
+
+def clique_problem(graph, args, mode: str, k=None, bound: str = "auto",
+                   order: str = "degeneracy", heuristic=None):
+    """The problem that answers ``mode`` on ``graph`` under ``args``' flags: the plain
+    Python tier (:class:`.small.SmallCliqueProblem`) where ``--tier`` picks it, else
+    :class:`.problem.CliqueProblem` (the compiled kernels).  Both answer the same
+    question and both are checked by the same verifier."""
+    from stealsearch.engine.app.commandline import backend_from_args
+
+    from .small import SmallCliqueProblem, small_enough
+
+    tier = getattr(args, "tier", "auto")
+    fits = (bound in ("auto", "colour", "color") and order == "degeneracy"
+            and heuristic is None and getattr(args, "prove", None) is None)
+    if tier == "python" and not fits:
+        raise CliqueInputError("--tier python searches with the colour bound, the default "
+                               "order and heuristic and logs no proof: drop --bound, --order, "
+                               "--heuristic or --prove, or use --tier compiled")
+    if tier == "auto":
+        plain = (fits and small_enough(graph.n, mode) and backend_from_args(args) == "auto"
+                 and getattr(args, "node_limit", None) is None
+                 and getattr(args, "checkpoint", None) is None
+                 and getattr(args, "resume_from", None) is None
+                 and getattr(args, "threads_per_worker", None) is None)
+        tier = "python" if plain else "compiled"
+    if tier == "python":
+        return SmallCliqueProblem(graph, mode=mode, k=k)
+    return CliqueProblem(graph, mode=mode, k=k, bound=bound, order=order, heuristic=heuristic)
+
+
+def _tier_line(result) -> str:
+    """Which tier ran, for the readable answer (the same as ``info["tier"]``)."""
+    if result.info.get("tier") == "python":
+        return "  tier           python (a small graph: plain Python, no compiled kernels)"
+    return "  tier           compiled (numba kernels)"
+
+
+def _solve(problem, args, proof=None):
+    """solve_from_args, a small graph's plain Python search in this process (one stack,
+    no cluster: it ends in milliseconds), and the tier in the result's ``info``."""
+    from .small import SmallCliqueProblem
+
+    here = isinstance(problem, SmallCliqueProblem)
+    result = solve_from_args(problem, args, proof=proof, here=here)
+    result.info.setdefault("tier", "python" if here else "compiled")
+    return result
 
 
 def _load_graph(args):
@@ -137,6 +208,7 @@ def _check_optimal_is_maximal(graph, result) -> None:
 
 
 def run_clique(args) -> int:
+    announce_compiles(args)         # the set-up of a CliqueProblem compiles kernels
     if args.k is not None and args.mode != "decide":
         raise CliqueInputError("--k applies to --mode decide only")
     if args.out:
@@ -148,12 +220,13 @@ def run_clique(args) -> int:
 
         check_prefix(args.prove)                               # before the search
     graph = _load_graph(args)
-    problem = CliqueProblem(graph, mode=args.mode, k=args.k, bound=args.bound, order=args.order,
-                            heuristic=args.heuristic)
-    result = solve_from_args(problem, args, proof=args.prove)
+    problem = clique_problem(graph, args, args.mode, k=args.k, bound=args.bound, order=args.order,
+                             heuristic=args.heuristic)
+    result = _solve(problem, args, proof=args.prove)
     _check_optimal_is_maximal(graph, result)
     extra = {"graph": graph.name, "n": graph.n, "m": graph.m}
-    lines = [f"  graph          {graph.name}: {graph.n:,} vertices, {graph.m:,} edges"]
+    lines = [f"  graph          {graph.name}: {graph.n:,} vertices, {graph.m:,} edges",
+             _tier_line(result)]
     if args.prove is not None:
         extra["proof"] = proof = result.info.get("proof", {})
         lines.append("  proof          " + _proof_line(proof))
@@ -193,6 +266,7 @@ def _proof_line(info: dict) -> str:
 def run_design(args) -> int:
     from .generators import decode_design, design_blocks_needed, design_graph
 
+    announce_compiles(args)
     t, v, k = args.t, args.v, args.k
     graph = design_graph(t, v, k)
     b = design_blocks_needed(t, v, k)
@@ -206,8 +280,9 @@ def run_design(args) -> int:
             print(f"design {t}-({v},{k},1): none ({extra['reason']})")
         return 0
     mode = "decide" if args.mode == "decide" else "max"
-    problem = CliqueProblem(graph, mode=mode, k=b if mode == "decide" else None, bound=args.bound)
-    result = solve_from_args(problem, args)
+    problem = clique_problem(graph, args, mode, k=b if mode == "decide" else None,
+                             bound=args.bound)
+    result = _solve(problem, args)
     found = result.solution is not None and len(result.solution) >= b
     design = decode_design(result.solution, t, v) if found else None
     extra["design"] = design
@@ -230,6 +305,7 @@ def run_factorize(args) -> int:
     from .generators import decode_factorization, factor_graph, factors_needed, named_graph
     from .io import read_graph
 
+    announce_compiles(args)
     graph = read_graph(args.graph) if Path(args.graph).exists() else named_graph(args.graph)
     if args.k < 1:
         raise CliqueInputError(f"factorize: K must be >= 1, got {args.k}")
@@ -244,8 +320,8 @@ def run_factorize(args) -> int:
         else:
             print(f"{args.k}-factorization of {graph.name}: none ({msg})")
         return 0
-    problem = CliqueProblem(fg, mode="decide", k=need, bound=args.bound)
-    result = solve_from_args(problem, args)
+    problem = clique_problem(fg, args, "decide", k=need, bound=args.bound)
+    result = _solve(problem, args)
     found = result.solution is not None
     fact = decode_factorization(graph, result.solution, args.k) if found else None
     extra["factorization"] = fact
