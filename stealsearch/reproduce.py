@@ -52,13 +52,14 @@ MATCHED, NOT = "matched", "not reproduced"
 # -- the sub-command ---------------------------------------------------------------------
 
 def register(subparsers) -> None:
-    from stealsearch.engine.app.commandline import add_backend_arguments
+    from stealsearch.engine.app.commandline import add_backend_arguments, example_epilog
 
     p = subparsers.add_parser(
         "reproduce", help="reproduce a seed paper's claims: one markdown + PNG report per seed",
         description="Run a seed's reproduction grid through the sweep runner and write a "
                     "report (machine, date, commit, one verdict per claim) to DIR.  SEED: "
-                    + ", ".join(f"{s} ({p})" for s, p in SEEDS.items()) + ", or all.")
+                    + ", ".join(f"{s} ({p})" for s, p in SEEDS.items()) + ", or all.",
+        epilog=example_epilog("stealsearch reproduce 001 --quick --sequential"))
     p.add_argument("seed", metavar="SEED", help="003, 000, 001, 002, 004, a package name, or all")
     p.add_argument("--out", default="reproduce", metavar="DIR",
                    help="folder of the reports and tables")

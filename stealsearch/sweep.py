@@ -22,8 +22,8 @@ import contextlib
 import sys
 import tempfile
 
-from stealsearch.engine.app.commandline import (add_backend_arguments, cluster_options, non_negative_float,
-                                print_json)
+from stealsearch.engine.app.commandline import (add_backend_arguments, cluster_options,
+                                                example_epilog, non_negative_float, print_json)
 from stealsearch.engine.core.errors import InputError
 
 from . import registry
@@ -38,7 +38,9 @@ def register(subparsers) -> None:
         description="Run the items of a grid file (its format: `python -m pydoc "
                     "stealsearch.engine.app.sweep_grid`) and append one row per item to "
                     "OUT/<name>.csv; a re-run skips the items already done.  Item kinds: "
-                    + ", ".join(registry.item_kinds()) + ".")
+                    + ", ".join(registry.item_kinds()) + ".",
+        epilog=example_epilog("stealsearch sweep benchmarks/grids/hrelation_small.yaml "
+                              "--sequential"))
     p.add_argument("grid", metavar="GRID.yaml", help="the grid file")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="folder of the result table, kept: the same command then resumes "

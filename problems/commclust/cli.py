@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from stealsearch.engine.app.commandline import example_epilog
 from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, seed_int,
                                 add_file_or_subcommands)
@@ -47,7 +48,9 @@ def register(subparsers) -> None:
         description="Cluster the processes of a communication table (eq. 1, average linkage on "
                     "T+T^T with the paper's seeded random tie-break), score every partition "
                     "with F_G, D_G and G_c = F_G/D_G, report the best one. "
-                    "'commclust sweep ...' runs many tie-break seeds as Dask tasks.")
+                    "'commclust sweep ...' runs many tie-break seeds as Dask tasks.",
+        epilog=example_epilog("stealsearch commclust --example cg8",
+                              "stealsearch commclust --example is16 --groups 2x8 --json"))
     subs = add_file_or_subcommands(p, "sweep_target", "FILE|sweep",
                                    "table file (.csv, .npy, .trace; a file named 'sweep': "
                                    "./sweep), or the sub-command 'sweep' (its own --help)")
@@ -69,7 +72,9 @@ def register(subparsers) -> None:
         "sweep", help="the best partition's stability over tie-break seeds, as Dask tasks",
         description="Cluster every table named once per tie-break seed (S..S+K-1) through "
                     "the sweep runner (one item per table and seed, as Dask tasks) and report "
-                    "how often the best partition changes.")
+                    "how often the best partition changes.",
+        epilog=example_epilog("stealsearch commclust sweep --example cg8 --tie-seeds 4 "
+                              "--sequential"))
     g.add_argument("sources", nargs="*", metavar="FILE", help="table files (.csv, .npy, .trace)")
     _table_arguments(g)
     g.add_argument("--tie-seeds", type=positive_int, default=16, metavar="K",

@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import json
 
+from stealsearch.engine.app.commandline import example_epilog
 from stealsearch.engine.app.commandline import (add_backend_arguments, check_workers, client_from_args,
                                 cluster_options, finite_json,
                                 policy_from_args, print_json, result_json, show_progress)
@@ -36,32 +37,42 @@ from .model import LiquidInputError
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("liquid", help="liquid schedules of collective data exchanges (seed 000)",
-                              description=__doc__.split("\n\n")[0])
+                              description=__doc__.split("\n\n")[0],
+                              epilog=example_epilog("stealsearch liquid example",
+                                                    "stealsearch liquid teams example --full"))
     sub = p.add_subparsers(dest="liquid_command", metavar="WHAT", parser_class=type(p))
     sub.required = True
 
-    ex = sub.add_parser("example", help="the 25-transfer traffic of Fig. 1")
+    ex = sub.add_parser("example", help="the 25-transfer traffic of Fig. 1",
+                        epilog=example_epilog("stealsearch liquid example --json"))
     _search_flags(ex)
     ex.set_defaults(func=run_example)
 
-    al = sub.add_parser("alloc", help="Swiss-T1 all-to-all over an allocation A1..A8")
+    al = sub.add_parser("alloc", help="Swiss-T1 all-to-all over an allocation A1..A8",
+                        epilog=example_epilog("stealsearch liquid alloc 1 1 1 0 0 0 0 0"))
     al.add_argument("allocation", nargs=8, metavar="A", help="nodes in front of switch i (0..4)")
     _search_flags(al)
     al.set_defaults(func=run_alloc)
 
-    tr = sub.add_parser("traffic", help="a traffic file (JSON or YAML)")
+    tr = sub.add_parser("traffic", help="a traffic file (JSON or YAML)",
+                        epilog=example_epilog(
+                            "stealsearch liquid traffic problems/liquid/examples/ring4_alltoall.yaml"))
     tr.add_argument("file", help="a traffic file: JSON or YAML (see problems/liquid/examples/)")
     _search_flags(tr)
     tr.set_defaults(func=run_traffic)
 
-    te = sub.add_parser("teams", help="count the teams (or full teams) of a traffic")
+    te = sub.add_parser("teams", help="count the teams (or full teams) of a traffic",
+                        epilog=example_epilog(
+                            "stealsearch liquid teams example --full",
+                            "stealsearch liquid teams problems/liquid/examples/fig1.yaml"))
     te.add_argument("file", help="a traffic file, or the word 'example' (Fig. 1)")
     te.add_argument("--full", action="store_true",
                     help="count the full teams too (teams that hold every bottleneck)")
     add_backend_arguments(te)
     te.set_defaults(func=run_teams)
 
-    st = sub.add_parser("t1-study", help="the Swiss-T1 study: 363 sub-topologies, Figs. 5 and 6/9")
+    st = sub.add_parser("t1-study", help="the Swiss-T1 study: 363 sub-topologies, Figs. 5 and 6/9",
+                        epilog=example_epilog("stealsearch liquid t1-study --limit 5 --sequential"))
     st.add_argument("--out", default=None, metavar="DIR",
                     help="write JSON, CSV and PNG plots into this directory, with the sweep's "
                          "table t1_study_runs.csv: a re-run resumes (none when absent)")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 
+from stealsearch.engine.app.commandline import example_epilog
 from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, seed_int,
                                 add_file_or_subcommands)
@@ -44,7 +45,9 @@ def register(subparsers) -> None:
         description="Schedule a DAG with two-level communication delays on clusters with "
                     "2LVDSOPT (Colin & Nakechbandi) and verify the schedule. FILE is a JSON "
                     "instance or a tasks CSV (with --arcs); the word 'sweep' runs a sweep of "
-                    "random instances as Dask tasks.")
+                    "random instances as Dask tasks.",
+        epilog=example_epilog("stealsearch twolevel --table1",
+                              "stealsearch twolevel --random 200 --kind sp --json"))
     subs = add_file_or_subcommands(p, "target", "FILE|sweep",
                                    "instance file (.json, or tasks .csv with --arcs; a file "
                                    "named 'sweep': ./sweep), or the sub-command 'sweep' (its "
@@ -74,7 +77,9 @@ def register(subparsers) -> None:
         "sweep", help="sweep random DAGs (kinds, sizes, seeds, c(2)) as Dask tasks",
         description="Schedule random DAGs of every kind and size named with 2LVDSOPT, "
                     "through the sweep runner (one item per DAG, as Dask tasks), verify each "
-                    "schedule and report one table row per (kind, size).")
+                    "schedule and report one table row per (kind, size).",
+        epilog=example_epilog("stealsearch twolevel sweep --kinds sp --sizes 100 --seeds 2 "
+                              "--sequential"))
     g.add_argument("--seed", type=seed_int, default=0, help="the first instance seed S")
     g.add_argument("--out", metavar="DIR",
                    help="the folder of the sweep's table (a re-run resumes; none when absent)")

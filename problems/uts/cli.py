@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from stealsearch.engine.app.commandline import example_epilog
 from stealsearch.engine.app.commandline import add_backend_arguments, print_json, result_json, solve_from_args
 
 from .problem import PRESETS, UTSParams, UTSProblem
@@ -12,7 +13,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "uts", help="count the nodes of an Unbalanced Tree Search tree (engine oracle)",
         description="Count a UTS tree (UTS 2.1 definition; published trees: "
-                    + ", ".join(PRESETS) + ").")
+                    + ", ".join(PRESETS) + ").",
+        epilog=example_epilog("stealsearch uts", "stealsearch uts --options '-t 1 -a 3 -d 8 -b 4 -r 19' --json"))
     src = p.add_mutually_exclusive_group()
     src.add_argument("--tree", default=None, metavar="NAME",
                      help="a published tree: " + ", ".join(PRESETS) + " (default: 'default')")
