@@ -234,9 +234,12 @@ def test_every_example_in_a_help_parses_and_names_files_that_exist():
         lines = sub.epilog.splitlines()
         assert lines[0] == EXAMPLE_HEADING and len(lines) > 1, sub.prog
         assert EXAMPLE_HEADING + "\n  " + lines[1].strip() in sub.format_help()  # as written
-        for line in lines[1:]:
-            words = shlex.split(line)
-            assert words[0] == "stealsearch" and " ".join(words[1:]).startswith(command), line
+        commands = [shlex.split(line) for line in lines[1:]]
+        # the command itself, maybe after what it needs first (a checkpoint, a proof)
+        assert " ".join(commands[-1][1:]).startswith(command), sub.prog
+        for words in commands:
+            line = " ".join(words)
+            assert words[0] == "stealsearch", line
             parser.parse_args(words[1:])                  # the flags exist, the values parse
             for word in words:
                 if "/" in word:
