@@ -175,7 +175,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
     where.add_argument("--scheduler", metavar="ADDR", default=None,
                        help="connect to a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
-                       help="a cluster description from cluster_configs/")
+                       help="a cluster description file (YAML; the ready ones ship in "
+                            "stealsearch.cluster_configs)")
     add_cluster_arguments(parser)
     if limits:
         parser.add_argument("--time-limit", type=positive_seconds, default=None, metavar="S",
@@ -199,7 +200,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
         parser.add_argument("--threads-per-worker", type=threads_count, default=None, metavar="T",
                             help="search threads in each Dask worker, sharing its shared "
                                  "portion; with --sequential, T threads in this process, no "
-                                 "Dask (default 1; benchmarks/results/threads.md)")
+                                 "Dask (default 1: on a cluster, processes and threads tie)")
     if policy:
         from ..core.policy import VICTIM_ORDERS, StealPolicy
 

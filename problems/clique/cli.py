@@ -41,7 +41,7 @@ TIERS = ("auto", "compiled", "python")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("clique", help="maximum clique / k-clique / clique counting (seed 003)",
+    p = subparsers.add_parser("clique", help="maximum clique / k-clique / clique counting (Thimm, Kreher, Merkey)",
                               description="Maximum clique and friends on the stealstack engine.",
                               epilog=example_epilog(
                                   "stealsearch clique tests/clique/data/hamming6-2.clq",

@@ -43,7 +43,7 @@ CHOICES = tuple(ALGORITHMS) + ("all",)
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "hrel", help="h-relation schedules with forwarding (seed 001)",
+        "hrel", help="h-relation schedules with forwarding (Sanders, Solis-Oba)",
         description="Schedule an h-relation (direct 3/2, forwarding 6/5, regular, weighted, "
                     "baselines) and verify it; or sweep random instances as Dask tasks.",
         epilog=example_epilog("stealsearch hrel --random 8 16 --algorithm all",

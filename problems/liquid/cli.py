@@ -36,7 +36,7 @@ from .model import LiquidInputError
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("liquid", help="liquid schedules of collective data exchanges (seed 000)",
+    p = subparsers.add_parser("liquid", help="liquid schedules of collective data exchanges (Gabrielyan, Hersch)",
                               description=__doc__.split("\n\n")[0],
                               epilog=example_epilog("stealsearch liquid example",
                                                     "stealsearch liquid teams example --full"))
@@ -57,7 +57,8 @@ def register(subparsers) -> None:
     tr = sub.add_parser("traffic", help="a traffic file (JSON or YAML)",
                         epilog=example_epilog(
                             "stealsearch liquid traffic problems/liquid/examples/ring4_alltoall.yaml"))
-    tr.add_argument("file", help="a traffic file: JSON or YAML (see problems/liquid/examples/)")
+    tr.add_argument("file", help="a traffic file: JSON or YAML (its forms: python -m pydoc "
+                                        "stealsearch.problems.liquid.topology.load_traffic)")
     _search_flags(tr)
     tr.set_defaults(func=run_traffic)
 
