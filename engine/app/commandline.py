@@ -426,12 +426,15 @@ def backend_from_args(args: argparse.Namespace) -> str:
 
 def announce_compiles(args: argparse.Namespace) -> None:
     """From now on, the process's first kernel compilation prints one line on stderr
-    (none with ``--quiet``), and its seconds count in the reported wall time
-    (:mod:`stealsearch.engine.app.compile_notice`).  A command calls it before the first
-    kernel it may compile (a problem's constructor may compile its set-up kernels)."""
-    from .compile_notice import announce
+    (none with ``--quiet``), and the command's compile seconds count in its reported wall
+    time (:mod:`stealsearch.engine.app.compile_notice`).  A command calls it before the
+    first kernel it may compile (a problem's constructor may compile its set-up kernels);
+    the first call marks where the command's compile seconds start (``args.compile_mark``)."""
+    from .compile_notice import announce, compile_seconds
 
     announce(quiet=bool(getattr(args, "quiet", False)))
+    if getattr(args, "compile_mark", None) is None:
+        args.compile_mark = compile_seconds()
 
 
 def solve_from_args(problem, args: argparse.Namespace, proof=None, here: bool = False):
@@ -476,7 +479,7 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None, here: bool = 
         kwargs.setdefault("checkpoint", resume_from)
         before = compile_seconds()
         return _checked(args, _with_compiles(
-            resume(resume_from, problem, backend=backend, **where, **kwargs), before))
+            resume(resume_from, problem, backend=backend, **where, **kwargs), args, before))
     # --- end resilience
     if backend == "sequential" and getattr(problem, "stack_class", None) is None:
         from .timing import warm_up
@@ -486,19 +489,21 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None, here: bool = 
         kwargs["proof"] = proof
     before = compile_seconds()
     return _checked(args, _with_compiles(solve(problem, backend=backend, **where, **kwargs),
-                                         before))
+                                         args, before))
 
 
-def _with_compiles(result, before: float):
-    """``result`` with the run's kernel compilations counted: the seconds compiled before
-    its clock started (a problem's set-up, the warm-up: ``before``) added to its wall
-    time, and every second compiled in this process in ``info["compile_seconds"]``
-    (those during the search are in its wall time already)."""
+def _with_compiles(result, args: argparse.Namespace, before: float):
+    """``result`` with the command's kernel compilations counted (those since
+    ``args.compile_mark``, :func:`announce_compiles`): the seconds compiled before the
+    search's clock started (``before``: a problem's set-up, the warm-up) added to its
+    wall time, and all of them in ``info["compile_seconds"]`` (those during the search
+    are in its wall time already)."""
     from .compile_notice import compile_seconds
 
-    total = compile_seconds()
+    mark = args.compile_mark
+    total = compile_seconds() - mark
     if total > 0:
-        result.wall_seconds += before
+        result.wall_seconds += before - mark
         result.info["compile_seconds"] = round(total, 3)
     return result
 

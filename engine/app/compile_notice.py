@@ -26,7 +26,7 @@ from numba.core.event import Listener
 NOTICE = "stealsearch: compiling kernels, first run only (later runs load them from the cache)"
 
 _lock = threading.Lock()
-_state = {"installed": False, "quiet": False, "announced": False, "seconds": 0.0}
+_state = {"installed": False, "quiet": False, "compiled": False, "seconds": 0.0}
 _local = threading.local()
 
 
@@ -45,13 +45,9 @@ def announce(quiet: bool = False) -> None:
 
 
 def compile_seconds() -> float:
-    """Seconds this process spent in outermost numba compilations since :func:`announce`."""
+    """Seconds this process has spent in outermost numba compilations since
+    :func:`announce` (a run's share: the difference of two readings)."""
     return float(_state["seconds"])
-
-
-def announced() -> bool:
-    """Whether the notice has been printed in this process."""
-    return bool(_state["announced"])
 
 
 class _CompileListener(Listener):
@@ -64,7 +60,7 @@ class _CompileListener(Listener):
             return
         _local.started = time.perf_counter()
         with _lock:
-            first, _state["announced"] = not _state["announced"], True
+            first, _state["compiled"] = not _state["compiled"], True
             quiet = _state["quiet"]
         if first and not quiet:
             try:

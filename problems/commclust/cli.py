@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from stealsearch.engine.app.commandline import example_epilog
+from stealsearch.engine.app.commandline import announce_compiles, example_epilog
 from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, seed_int,
                                 add_file_or_subcommands)
@@ -120,6 +120,7 @@ def _load_sources(args, allow_many: bool) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    announce_compiles(args)             # the clustering's kernels compile on a first run
     if args.sweep_target == "sweep":
         return _run_sweep(args)
     if args.sweep_target is not None:          # the single run's FILE

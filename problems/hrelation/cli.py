@@ -28,7 +28,7 @@ import argparse
 import sys
 import time
 
-from stealsearch.engine.app.commandline import example_epilog
+from stealsearch.engine.app.commandline import announce_compiles, example_epilog
 from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 non_negative_float, positive_int, print_json, run_tasks, add_file_or_subcommands,
                                 seed_int)
@@ -93,6 +93,7 @@ def _place_named(args) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    announce_compiles(args)             # the algorithms' numba cores compile on a first run
     if args.target == "sweep":
         return _run_sweep(args)
     if args.random and args.target:

@@ -98,8 +98,9 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
 def _backend(args):
     """solve() keyword arguments for the flags; one cluster for every search of the command
     (none: with no place flag each search ramps up by itself, stealsearch.engine.transports.rampup)."""
-    from stealsearch.engine.app.commandline import backend_from_args
+    from stealsearch.engine.app.commandline import announce_compiles, backend_from_args
 
+    announce_compiles(args)             # the search kernels compile on a first run
     check_workers(args)
     kwargs = dict(time_limit=args.time_limit, node_limit=args.node_limit,
                   policy=policy_from_args(args), progress=show_progress(args))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 
-from stealsearch.engine.app.commandline import example_epilog
+from stealsearch.engine.app.commandline import announce_compiles, example_epilog
 from stealsearch.engine.app.commandline import (add_backend_arguments, show_progress, check_plot_path, client_from_args,
                                 positive_int, print_json, seed_int,
                                 add_file_or_subcommands)
@@ -95,6 +95,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    announce_compiles(args)             # 2LVDSOPT's numba core compiles on a first run
     if args.target == "sweep":
         return _run_sweep(args)
     return _run_one(args)
