@@ -81,8 +81,10 @@ def _reads_wheel_check(item) -> bool:
 
 
 def pytest_collection_modifyitems(items):
-    # last: these tests wait for the background check, which meanwhile runs beside the rest
-    items.sort(key=_reads_wheel_check)
+    # last, whole files (pytest-xdist hands a file to one process): their tests wait for
+    # the background check, which meanwhile runs beside the rest
+    waiting = {item.nodeid.split("::")[0] for item in items if _reads_wheel_check(item)}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] in waiting)
 
 
 def pytest_collection_finish(session):
