@@ -17,10 +17,11 @@ def test_demo_prints_the_verified_figures():
     lanes = out.index("== This machine: UTS T1 (4,130,071 nodes)")
     cluster = out.index("== A LocalCluster of 1 worker processes, started in ")
     assert lanes < cluster
-    assert re.search(r"^\s+1 thread\s+4,130,071 nodes ", out, re.M)
-    assert re.search(r"^\s+sequential\[\d+ threads?\]\s+4,130,071 nodes .*= published$", out, re.M)
+    assert re.search(r"^\s+1 thread\s+4,130,071 nodes .*\(CPU: \d+\.\d\d cores\)$", out, re.M)
+    assert re.search(r"^\s+sequential\[\d+ threads?\]\s+4,130,071 nodes .*\(CPU: \d+\.\d\d "
+                     r"cores\)  = published$", out, re.M)
     assert re.search(r"the lanes, threads of this process \(the default\): \d+\.\d\dx one "
-                     r"thread's rate on \d+ cores", out)
+                     r"thread's rate on \d+ cores, with nothing to start", out)
     assert re.search(r"a cluster pays when it adds cores this machine lacks .* many times "
                      r"longer than \d+\.\d s", out)
     assert re.search(r"^\s+dask\[1\]\s+4,130,071 nodes .*= published$", out, re.M)

@@ -3,6 +3,8 @@ one machine does best -- lanes, threads of one process, against one thread -- be
 cluster starts; :func:`tour` counts a tree on the tour's cluster."""
 from __future__ import annotations
 
+import time
+
 from stealsearch.engine.solve import solve
 from stealsearch.engine.app.timing import speedup_text, warm_up
 
@@ -22,21 +24,32 @@ def lanes_tour(tree: str, cores: int) -> bool:
     print(f"== This machine: UTS {problem.label} ({published:,} nodes), one thread against "
           f"the lanes ==")
     warm_up(problem)                        # no clock below includes loading the kernel
-    one = solve(problem, backend="sequential", node_limit=min(ONE_THREAD_NODES, published))
-    lanes = solve(problem)                  # no place flag: lanes on every usable core
+    # the CPU time each run got says how many cores it had: on a shared machine, fewer
+    # than the machine has
+    one, one_cores = _with_cores(lambda: solve(problem, backend="sequential",
+                                               node_limit=min(ONE_THREAD_NODES, published)))
+    lanes, lanes_cores = _with_cores(lambda: solve(problem))   # no place flag: the lanes
     match = lanes.count == published
     one_rate = one.nodes / max(one.search_seconds, 1e-9)
     lanes_rate = lanes.nodes / max(lanes.search_seconds, 1e-9)
     width = max(len("1 thread"), len(lanes.backend))
     print(f"  {'1 thread':<{width}} {one.nodes:>13,} nodes  {one.search_seconds:6.2f} s  "
-          f"{one_rate / 1e6:6.2f} M nodes/s")
+          f"{one_rate / 1e6:6.2f} M nodes/s  (CPU: {one_cores:.2f} cores)")
     print(f"  {lanes.backend:<{width}} {lanes.count:>13,} nodes  {lanes.search_seconds:6.2f} s  "
-          f"{lanes_rate / 1e6:6.2f} M nodes/s  "
+          f"{lanes_rate / 1e6:6.2f} M nodes/s  (CPU: {lanes_cores:.2f} cores)  "
           f"{'= published' if match else '!= published ' + format(published, ',')}")
     print(f"  the lanes, threads of this process (the default): "
           f"{speedup_text(1 / one_rate, 1 / lanes_rate, cores)} one thread's rate on {cores} "
           f"cores, with nothing to start (wall {lanes.wall_seconds:.2f} s)")
     return match
+
+
+def _with_cores(run):
+    """``run()``'s result and the cores' worth of CPU time this process had meanwhile
+    (its CPU seconds, every thread's, over the wall seconds)."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = run()
+    return result, (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
 
 
 def tour(client, workers: int, tree: str = "T1") -> bool:
