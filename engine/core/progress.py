@@ -22,7 +22,7 @@ idle_workers=..., workers=..., fraction_done=..., eta=...)``: a field never give
   the smoothed node rate.  A caller's own ``eta`` seconds replace it.  Below
   ``MIN_FRACTION`` neither is shown, and no ETA until the nodes have moved for
   ``RATE_SECONDS`` on this line: an estimate of a tree a hundred times the work done so
-  far, or a rate measured while a cluster's workers were still loading, gave ETAs of
+  far, or a rate measured while a cluster's workers are still loading, gives ETAs of
   thousands of hours.
 * ``nodes`` and ``elapsed`` at the start continue a search's line where another left it
   (a ramp-up's hand-over to its cluster, a resumed checkpoint): the count, the elapsed
