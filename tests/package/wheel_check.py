@@ -59,17 +59,6 @@ def steps_for(index: int, count: int) -> tuple[str, ...]:
         return FULL_STEPS
     return SMOKE_STEPS + (("clique-dask",) if index == count - 1 else ())
 
-
-def run_order(index: int, count: int) -> tuple[str, ...]:
-    """The steps the ``index``-th Python runs, in order: :func:`steps_for`, and on the
-    first the README's quickstart early (its wait is the README test's), where it compiles
-    the kernels that the later steps then load."""
-    steps = steps_for(index, count)
-    if index != 0:
-        return steps
-    at = steps.index("version") + 1
-    return steps[:at] + (README_STEP,) + steps[at:]
-
 #: stderr lines a command may print (documented in the README): none of the commands
 #: run here prints one when it succeeds, so any line is a finding
 DOCUMENTED_STDERR: tuple[str, ...] = ()
@@ -112,6 +101,17 @@ def claimed_pythons() -> list[str]:
                 break
     return [sys.executable] + [p for v, p in sorted(found.items())
                                if p != sys.executable]
+
+
+def run_order(index: int, count: int) -> tuple[str, ...]:
+    """The steps the ``index``-th Python runs, in order: :func:`steps_for`, and on the
+    first the README's quickstart early (its wait is the README test's), where it compiles
+    the kernels that the later steps then load."""
+    steps = steps_for(index, count)
+    if index != 0:
+        return steps
+    at = steps.index("version") + 1
+    return steps[:at] + (README_STEP,) + steps[at:]
 
 
 class StepFailed(Exception):
