@@ -21,7 +21,8 @@ def test_demo_prints_the_verified_figures():
     assert re.search(r"^\s+sequential\[\d+ threads?\]\s+4,130,071 nodes .*\(CPU: \d+\.\d\d "
                      r"cores\)  = published$", out, re.M)
     assert re.search(r"the lanes, threads of this process \(the default\): \d+\.\d\dx one "
-                     r"thread's rate on \d+ cores, with nothing to start", out)
+                     r"thread's rate on \d+ cores \(\d+\.\d\dx per core of CPU each had\), "
+                     r"with nothing to start", out)
     assert re.search(r"a cluster pays when it adds cores this machine lacks .* many times "
                      r"longer than \d+\.\d s", out)
     assert re.search(r"^\s+dask\[1\]\s+4,130,071 nodes .*= published$", out, re.M)

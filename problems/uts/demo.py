@@ -38,9 +38,11 @@ def lanes_tour(tree: str, cores: int) -> bool:
     print(f"  {lanes.backend:<{width}} {lanes.count:>13,} nodes  {lanes.search_seconds:6.2f} s  "
           f"{lanes_rate / 1e6:6.2f} M nodes/s  (CPU: {lanes_cores:.2f} cores)  "
           f"{'= published' if match else '!= published ' + format(published, ',')}")
+    per_cpu = (lanes_rate / max(lanes_cores, 1e-9)) / (one_rate / max(one_cores, 1e-9))
     print(f"  the lanes, threads of this process (the default): "
           f"{speedup_text(1 / one_rate, 1 / lanes_rate, cores)} one thread's rate on {cores} "
-          f"cores, with nothing to start (wall {lanes.wall_seconds:.2f} s)")
+          f"cores ({per_cpu:.2f}x per core of CPU each had), with nothing to start (wall "
+          f"{lanes.wall_seconds:.2f} s)")
     return match
 
 
