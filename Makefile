@@ -1,24 +1,31 @@
-# stealsearch: `make demo` (set up + main job), `make test` (set up + all tests), `make bench`,
+# stealsearch: `make demo` (the package + the tour), `make test` (+ the test extras, all tests), `make bench`,
 # `make docs` (the documentation site).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# two stamps, one venv: the package alone (what the demo needs), then its test and docs
+# extras on top (what the suite needs); `make demo` installs only the first
+RUN_STAMP := $(VENV)/.installed-run
+STAMP     := $(VENV)/.installed
 
 .PHONY: demo test bench bench-full bench-quick venv clean sshd chromium docs
 
 venv: $(STAMP)
 
 # (Re)install when the project's metadata changes; an editable install keeps numba's
-# on-disk kernel cache next to the sources, shared by every worker process.  The docs
-# extra too: the suite builds the documentation site (tests/docs).
-$(STAMP): pyproject.toml
+# on-disk kernel cache next to the sources, shared by every worker process.
+$(RUN_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# The docs extra too: the suite builds the documentation site (tests/docs).
+$(STAMP): $(RUN_STAMP)
 	$(PY) -m pip install --quiet -e ".[test,docs]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(VENV)/bin/stealsearch demo
 
 # Two test processes (pytest-xdist, whole files to each): most tests wait on processes

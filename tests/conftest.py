@@ -34,6 +34,8 @@ def cluster4():
 # STEALSEARCH_WHEEL_CHECK (its PID and report) and ask the process table whether it ended.
 WHEEL_CHECK = os.path.join(os.path.dirname(__file__), "package", "wheel_check.py")
 WHEEL_TEST = os.path.join(os.path.dirname(__file__), "package", "test_wheel.py")
+#: the test files that read the check's report (through the ``wheel_check`` fixture)
+WHEEL_READERS = (WHEEL_TEST, os.path.join(os.path.dirname(__file__), "test_readme.py"))
 SHARED_WHEEL_CHECK = "STEALSEARCH_WHEEL_CHECK"
 
 
@@ -61,27 +63,34 @@ def pytest_sessionstart(session):
 
 
 def _wheel_test_selected(config) -> bool:
-    """Whether a command-line argument names test_wheel.py or a folder above it (what
-    ``-k`` or ``-m`` then leave out is not known here: the check runs and is ended)."""
+    """Whether a command-line argument names a file of WHEEL_READERS or a folder above
+    one (what ``-k`` or ``-m`` then leave out is not known here: the check runs and is
+    ended)."""
     args = config.args or [str(config.rootpath)]
     for arg in args:
         path = os.path.abspath(os.path.join(str(config.invocation_params.dir),
                                             arg.split("::")[0]))
-        if WHEEL_TEST == path or WHEEL_TEST.startswith(path.rstrip(os.sep) + os.sep):
+        if any(reader == path or reader.startswith(path.rstrip(os.sep) + os.sep)
+               for reader in WHEEL_READERS):
             return True
     return False
 
 
+def _reads_wheel_check(item) -> bool:
+    return "wheel_check" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(items):
-    # last: its tests wait for the background check, which meanwhile runs beside the rest
-    items.sort(key=lambda item: item.nodeid.split("::")[0].endswith("package/test_wheel.py"))
+    # last, whole files (pytest-xdist hands a file to one process): their tests wait for
+    # the background check, which meanwhile runs beside the rest
+    waiting = {item.nodeid.split("::")[0] for item in items if _reads_wheel_check(item)}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] in waiting)
 
 
 def pytest_collection_finish(session):
     if _xdist_worker(session.config):
         return                              # the controller started the check and compiled
-    if any(item.nodeid.split("::")[0].endswith("package/test_wheel.py")
-           for item in session.items):
+    if any(_reads_wheel_check(item) for item in session.items):
         _start_wheel_check(session.config)
     # every kernel compiled once, here, before the first test (tests/warm_kernels.py:
     # on a fresh clone, worker processes of the first cluster tests compiled the same

@@ -13,10 +13,22 @@ idle_workers=..., workers=..., fraction_done=..., eta=...)``: a field never give
 * ``incumbent`` and ``bound`` are states, not events: once known they stay on the line
   until a new value comes (a caller that has nothing new passes ``None``), so the line
   always shows the best value found so far and the last proven bound, and their gap.
+  The first bound a search reports is its open rows' at the start, known before any
+  search (the root's bound); the line shows a bound once the search has moved it, or
+  closed the gap: a bound that never moved says nothing the search found.
 * ``fraction_done`` is an estimate (:class:`stealsearch.engine.core.estimate.ProgressEstimator`),
   hence the ``~``; it becomes tqdm's ``total`` (the nodes done over the fraction: the
   estimated size of the tree), so the ETA is tqdm's: the estimated remaining nodes over
-  the smoothed node rate.  A caller's own ``eta`` seconds replace it.
+  the smoothed node rate.  A caller's own ``eta`` seconds replace it.  Below
+  ``MIN_FRACTION`` neither is shown, and no ETA until the nodes have moved for
+  ``RATE_SECONDS`` on this line: an estimate of a tree a hundred times the work done so
+  far, or a rate measured while a cluster's workers are still loading, gives ETAs of
+  thousands of hours.
+* ``nodes`` and ``elapsed`` at the start continue a search's line where another left it
+  (a ramp-up's hand-over to its cluster, a resumed checkpoint): the count, the elapsed
+  time and the rate go on instead of starting again from zero.
+* :func:`write_above` puts a line above the live line of its stream (a cluster's
+  dashboard link that arrives while the line is shown).
 * ``enabled=False`` (``--quiet``, ``--json``) shows nothing.  On a stream that is not
   a terminal (a log file, a pipe) there is no live line and no carriage return: the
   same text as a plain line every ``PLAIN_INTERVAL`` seconds and the last figures on
@@ -40,6 +52,11 @@ MIN_INTERVAL = 0.5
 PLAIN_INTERVAL = 30.0
 #: tqdm's smoothing of the node rate (the weight of the newest interval)
 SMOOTHING = 0.3
+#: the estimated fraction done below which the line shows neither it nor an ETA
+MIN_FRACTION = 0.01
+#: seconds of moving nodes on a line before its rate makes an ETA (a few of tqdm's
+#: samples at MIN_INTERVAL)
+RATE_SECONDS = 2.0
 
 _KNOWN = ("bound", "incumbent", "steals", "idle_workers", "workers", "fraction_done", "eta")
 #: fields that keep their last value when a caller passes None
@@ -75,10 +92,14 @@ def percent_done(fraction: float) -> str:
     return "100%" if fraction >= 1 else f"~{min(99, int(100 * fraction))}%"
 
 
-def fields_text(fields: dict, extra: dict) -> str:
-    """The search's own fields as the line shows them (each after two spaces)."""
+def fields_text(fields: dict, extra: dict, root_bound=None) -> str:
+    """The search's own fields as the line shows them (each after two spaces).  A bound
+    equal to ``root_bound`` (the first one the search reported) is left out, with its
+    gap, unless it meets the incumbent."""
     parts = []
     inc, bnd = fields.get("incumbent"), fields.get("bound")
+    if bnd is not None and root_bound is not None and bnd == root_bound and gap(inc, bnd) != 0:
+        bnd = None
     if inc is not None:
         parts.append(f"best {inc}")
     if bnd is not None:
@@ -120,10 +141,12 @@ class Progress:
     file : the stream (default ``sys.stderr``); a live line only if ``file.isatty()``.
     mininterval : seconds between redraws (``update`` in between only records; tqdm's
         ``mininterval``, so also how often its node rate is measured).
+    nodes, elapsed : where the search's line was left (a hand-over, a resumed cut): the
+        count and the elapsed time go on from them, the rate counts only new nodes.
     """
 
     def __init__(self, enabled: bool, desc: str = "search", *, file=None,
-                 mininterval: float = MIN_INTERVAL):
+                 mininterval: float = MIN_INTERVAL, nodes: int = 0, elapsed: float = 0.0):
         self.desc = desc
         self.file = sys.stderr if file is None else file
         self.mininterval = mininterval
@@ -137,14 +160,22 @@ class Progress:
         self._last_plain = time.monotonic()
         self._fields: dict = {}
         self._extra: dict = {}
+        #: the first bound reported (the root's: see the module doc)
+        self._root_bound = None
+        #: when the node count first rose on this line (tqdm's clock; None: not yet)
+        self._moving_since = None
         if not self.enabled:
             return
         from tqdm import tqdm
 
+        nodes = max(0, int(nodes))
         self._bar = tqdm(total=None, desc=desc, unit="", unit_scale=True,
                          smoothing=SMOOTHING, mininterval=mininterval, miniters=0,
                          file=self.file if self.live else _Nowhere(), leave=True,
-                         dynamic_ncols=self.live, bar_format=self._format())
+                         dynamic_ncols=self.live, bar_format=self._format(nodes),
+                         initial=nodes)
+        if elapsed > 0:             # tqdm's elapsed time is now - start_t
+            self._bar.start_t -= float(elapsed)
         if self.live:
             self._redirect.enter_context(logging_redirect())
             atexit.register(self.close)
@@ -160,11 +191,14 @@ class Progress:
             if k in _STATES and v is None:
                 continue
             (self._fields if k in _KNOWN else self._extra)[k] = v
-        frac = self._fields.get("fraction_done")
+        if self._root_bound is None and fields.get("bound") is not None:
+            self._root_bound = fields["bound"]
+        frac = self._estimate()
         nodes = int(nodes)
+        if self._moving_since is None and nodes > bar.n:
+            self._moving_since = bar._time()
         # the estimated size of the tree: tqdm's ETA is (total - n) / its node rate
-        bar.total = (nodes / min(max(float(frac), 1e-12), 1.0)
-                     if frac is not None and nodes > 0 else None)
+        bar.total = nodes / min(float(frac), 1.0) if frac is not None and nodes > 0 else None
         bar.bar_format = self._format(nodes)
         if nodes < bar.n:                     # a rolled-back epoch: fewer nodes than shown
             bar.n = bar.last_print_n = nodes
@@ -173,18 +207,32 @@ class Progress:
             self._last_plain = time.monotonic()
             print(self.line(), file=self.file, flush=True)
 
+    def _estimate(self) -> float | None:
+        """The fraction done to show: None until it reaches ``MIN_FRACTION``."""
+        frac = self._fields.get("fraction_done")
+        if frac is None or float(frac) < MIN_FRACTION:
+            return None
+        return float(frac)
+
+    def _rate_measured(self) -> bool:
+        """Whether the nodes have moved long enough on this line for a rate to mean
+        something."""
+        return (self._bar is not None and self._moving_since is not None
+                and self._bar._time() - self._moving_since >= RATE_SECONDS)
+
     def _format(self, nodes: int = 0) -> str:
         """tqdm's ``bar_format`` for the fields known now: tqdm fills in the count, the
         rate, the ETA and the elapsed time."""
-        frac = self._fields.get("fraction_done")
+        frac = self._estimate()
         done = ""
         if frac is not None:
             done = "  " + percent_done(frac) + " done"
-            if float(frac) < 1:
+            if frac < 1 and self._rate_measured():
                 eta = self._fields.get("eta")
                 done += ", ETA " + ("{remaining}" if eta is None else clock(eta))
+        fields = fields_text(self._fields, self._extra, self._root_bound)
         return ("{desc}: " + count(nodes) + " nodes  {rate_noinv_fmt}"
-                + _braces(fields_text(self._fields, self._extra)) + done + "  {elapsed}")
+                + _braces(fields) + done + "  {elapsed}")
 
     def write(self, text: str) -> None:
         """A line above the live line (or plainly on the stream when it is off)."""
@@ -225,6 +273,18 @@ class Progress:
     def __exit__(self, *exc) -> bool:
         self.close()
         return False
+
+
+def write_above(text: str, file=None) -> None:
+    """``text`` as a line of its own on ``file`` (default ``sys.stderr``), above the live
+    line when one is shown there (tqdm clears it, writes, and draws it again), plainly
+    otherwise."""
+    from tqdm import tqdm
+
+    stream = sys.stderr if file is None else file
+    tqdm.write(text, file=stream)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        stream.flush()
 
 
 def logging_redirect():

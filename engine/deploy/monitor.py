@@ -46,7 +46,7 @@ import math
 import time
 from collections import OrderedDict, deque
 
-from ..core.progress import gap
+from ..core.progress import MIN_FRACTION, gap
 
 log = logging.getLogger(__name__)
 
@@ -132,11 +132,12 @@ def _rates(prev: dict | None, last: dict) -> dict:
 
 
 def _eta(last: dict, rate: float | None) -> float | None:
-    """The snapshot's ETA, or the estimated remaining nodes over the node rate."""
+    """The snapshot's ETA, or the estimated remaining nodes over the node rate; none
+    while the estimate is below the live line's ``MIN_FRACTION`` (it means nothing yet)."""
     if last["eta"] is not None or last["state"] != "running":
         return last["eta"]
     f, nodes = last["fraction_done"], last["nodes"]
-    if f is None or not 0 < f < 1 or not rate or rate <= 0 or nodes is None:
+    if f is None or not MIN_FRACTION <= f < 1 or not rate or rate <= 0 or nodes is None:
         return None
     return nodes * (1 - f) / f / rate
 

@@ -62,8 +62,11 @@ def clock(seconds) -> str:
 
 
 def percent(fraction) -> str:
-    """The fraction done as the live line writes it, '-' for None."""
-    return "-" if fraction is None else progress.percent_done(fraction)
+    """The fraction done as the live line writes it, '-' for None and below the line's
+    ``MIN_FRACTION`` (an estimate that means nothing yet)."""
+    if fraction is None or fraction < progress.MIN_FRACTION:
+        return "-"
+    return progress.percent_done(fraction)
 
 
 def _nan(v):

@@ -9,7 +9,7 @@ from .verify import verify_schedule
 
 
 def tour(client, workers: int) -> bool:
-    print("== h-relations with helpers (seed 001): two 3-cycles, P = 6, h = 100 ==")
+    print("== h-relations with helpers (Sanders, Solis-Oba): two 3-cycles, P = 6, h = 100 ==")
     m = three_cycle_family(2, 100)
     ok = True
     for name, algorithm in (("direct", direct), ("forwarding", forwarding)):

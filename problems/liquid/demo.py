@@ -13,7 +13,7 @@ from .verify import verify_schedule
 
 def tour(client, workers: int) -> bool:
     ok = True
-    print("== liquid schedules (seed 000): Fig. 1, 25 transfers over l1..l12 ==")
+    print("== Liquid schedules (Gabrielyan, Hersch): Fig. 1, 25 transfers over l1..l12 ==")
     x = fig1_traffic()
     r = solve(LiquidScheduleProblem(x), client=client, workers=workers)
     info = verify_schedule(x, r.solution, require_liquid=True)

@@ -8,7 +8,7 @@ def tour(client, workers: int) -> bool:
     from .sweep import run_sweep
     from .verify import verify_schedule
 
-    print("== Two-level DAG scheduling (seed 004): 2LVDSOPT on a DAG rebuilt from Table 1 ==")
+    print("== Two-level DAG scheduling (Colin, Nakechbandi): 2LVDSOPT on a DAG rebuilt from Table 1 ==")
     inst = table1_instance()
     sched = two_level_opt(inst)
     rep = verify_schedule(inst, sched)

@@ -34,6 +34,8 @@ from itertools import combinations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+import readme_blocks  # noqa: E402  (tests/, beside this folder)
 T1_NODES = 4_130_071                 # UTS T1, published (Olivier et al., the UTS paper)
 KELLER4_OMEGA = 11                   # DIMACS keller4, published
 KELLER4 = ROOT / "tests" / "clique" / "data" / "keller4.clq"
@@ -42,6 +44,9 @@ CMD_TIMEOUT = 600
 FULL_STEPS = ("build", "install", "top-level", "compile", "version", "clique-dask", "uts",
               "clique", "demo", "reproduce", "sweep", "resume", "api-script")
 SMOKE_STEPS = ("install", "top-level", "compile", "version", "uts")
+#: README.md's quickstart, run as written in an empty folder (tests/readme_blocks.py says
+#: how; tests/test_readme.py reads its record): the first Python's, after ``version``
+README_STEP = "readme"
 
 
 def steps_for(index: int, count: int) -> tuple[str, ...]:
@@ -97,6 +102,17 @@ def claimed_pythons() -> list[str]:
                 break
     return [sys.executable] + [p for v, p in sorted(found.items())
                                if p != sys.executable]
+
+
+def run_order(index: int, count: int) -> tuple[str, ...]:
+    """The steps the ``index``-th Python runs, in order: :func:`steps_for`, and on the
+    first the README's quickstart early (its wait is the README test's), where it compiles
+    the kernels that the later steps then load."""
+    steps = steps_for(index, count)
+    if index != 0:
+        return steps
+    at = steps.index("version") + 1
+    return steps[:at] + (README_STEP,) + steps[at:]
 
 
 class StepFailed(Exception):
@@ -235,7 +251,7 @@ class Check:
         env = clean_env(venv)
         py = venv / "bin" / "python"
         cmd = venv / "bin" / "stealsearch"
-        steps = tuple(x for x in steps_for(index, count) if x != "build")   # (done)
+        steps = tuple(x for x in run_order(index, count) if x != "build")   # (done)
 
         def install():
             ok_run([python, "-m", "venv", venv], self.scratch, env, quiet=False)
@@ -356,6 +372,39 @@ class Check:
                 raise StepFailed(f"resumed: {r['status']} {r['count']}")
             return f"1,000,000 nodes, then resumed to {r['count']:,}"
 
+        def readme():
+            # in a folder of its own, empty but for what the blocks write
+            here = work / "readme"
+            here.mkdir()
+            ran = []
+            for i, (language, body) in enumerate(readme_blocks.quickstart()):
+                if language == "sh":
+                    for argv, comment in readme_blocks.sh_lines(body):
+                        if argv[0] != "stealsearch":
+                            raise StepFailed(f"the quickstart runs {argv[0]!r}: not a "
+                                             f"command of the package")
+                        p = ok_run([cmd, *argv[1:]], here, env)   # the venv's command
+                        missing = readme_blocks.missing_promises(comment, p.stdout)
+                        if missing:
+                            raise StepFailed(f"{' '.join(argv)}: the output shows none of "
+                                             f"{missing}; it printed {p.stdout[-1500:]}")
+                        ran.append(" ".join(argv[:3]))
+                elif language == "python":
+                    script = here / f"quickstart_{i}.py"
+                    script.write_text(body)
+                    p = ok_run([py, script.name], here, env)
+                    printed = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
+                    if printed != readme_blocks.python_prints(body):
+                        raise StepFailed(f"quickstart block {i} printed {printed}, the "
+                                         f"README shows {readme_blocks.python_prints(body)}")
+                    ran.append(f"python block {i}")
+                else:
+                    raise StepFailed(f"a quickstart block in {language or 'no language'!r}: "
+                                     f"neither run nor shown as output")
+            if len(ran) < 3:
+                raise StepFailed(f"the quickstart runs too little: {ran}")
+            return f"{len(ran)} commands and scripts as written: {', '.join(ran)}"
+
         def api_script():
             script = work / "mine.py"
             script.write_text(API_SCRIPT)
@@ -367,7 +416,7 @@ class Check:
                  "clique": lambda: clique_check(["--sequential"]),
                  "clique-dask": lambda: clique_check(["--workers", "2"]),
                  "demo": demo, "reproduce": reproduce, "sweep": sweep, "resume": resume,
-                 "api-script": api_script}
+                 "api-script": api_script, README_STEP: readme}
         for name in steps:
             if not self.step(label, name, table[name]) and name == "install":
                 for rest in steps[steps.index(name) + 1:]:
@@ -420,7 +469,7 @@ def main(argv=None) -> int:
                 check.python_check(python, i, len(pythons))
         else:
             for i, python in enumerate(pythons):
-                for name in steps_for(i, len(pythons)):
+                for name in run_order(i, len(pythons)):
                     if name != "build":
                         report.add(python, name, False, "not run: the build failed", 0.0)
     finally:

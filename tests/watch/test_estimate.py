@@ -7,7 +7,7 @@ import pytest
 
 from stealsearch.engine import PythonProblem, StealPolicy
 from stealsearch.engine.core.estimate import ProgressEstimator
-from stealsearch.engine.core.progress import Progress
+from stealsearch.engine.core.progress import RATE_SECONDS, Progress
 from stealsearch.engine.transports.sequential import run_sequential
 from stealsearch.engine.core.stack import make_stack
 from stealsearch.problems.clique.generators import gnp
@@ -146,7 +146,10 @@ def test_line_while_running():
     out = io.StringIO()
     out.isatty = lambda: True
     bar = Progress(True, desc="uts", file=out, mininterval=0)
+    now = [100.0]
+    bar._bar._time = lambda: now[0]                    # tqdm's clock, moved by hand
     bar.update(1000)
+    now[0] += RATE_SECONDS                             # (a rate measured: see progress)
     bar.update(3000, fraction_done=0.5)
     line = bar.line()
     assert "~50% done, ETA " in line

@@ -178,3 +178,21 @@ def test_estimate_and_per_worker_portions_and_idle_flags():
     state.add_search("e", {"time": 13.0, "nodes": 3100, "fraction_done": 7, "eta": 4.5})
     s = state.as_json()["searches"][0]
     assert s["fraction_done"] == 1.0 and s["eta"] == 4.5          # clipped; given ETA kept
+
+
+def test_no_eta_and_no_fraction_on_the_page_while_the_estimate_means_nothing():
+    """Below the live line's MIN_FRACTION the page shows no ETA and no fraction done, as
+    the line does (the first node of a Dask search gave an ETA of thousands of hours)."""
+    from stealsearch.engine.core.progress import MIN_FRACTION
+    from stealsearch.engine.deploy.monitor_page import headline
+
+    state = monitor.MonitorState()
+    state.add_search("t", {"time": 10.0, "nodes": 1, "fraction_done": 1e-9})
+    state.add_search("t", {"time": 15.0, "nodes": 2, "fraction_done": 2e-9})
+    s = state.as_json()["searches"][0]
+    assert s["eta"] is None
+    assert headline(s)["done"] == "-" and headline(s)["ETA"] == "-"
+    state.add_search("t", {"time": 16.0, "nodes": 1002, "fraction_done": MIN_FRACTION})
+    s = state.as_json()["searches"][0]
+    assert s["eta"] == pytest.approx(1002 * 99 / 1000)
+    assert headline(s)["done"] == "~1%"

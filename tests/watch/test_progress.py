@@ -1,11 +1,13 @@
 """The live line: fields, no output off a terminal, a final newline, logs above it;
-tqdm keeps the count, the rate and the ETA; the incumbent and bound stay once known."""
+tqdm keeps the count, the rate and the ETA; the incumbent and bound stay once known; a
+bound that never moved, an estimate of under 1% and its ETA are not shown; a hand-over's
+line goes on from the count and time it was left at."""
 import io
 import logging
 
 import pytest
 
-from stealsearch.engine.core.progress import Progress, fields_text, gap
+from stealsearch.engine.core.progress import MIN_FRACTION, Progress, fields_text, gap, write_above
 
 
 class FakeTTY(io.StringIO):
@@ -34,8 +36,9 @@ def test_fields_and_final_newline():
     shown = last_line(text)
     assert shown.startswith("clique on 4 workers: 2.5M nodes")
     assert shown.endswith("00:00")                # tqdm's elapsed time
+    # (no ETA: on a clock that stands still, no rate is measured)
     for piece in ("/s", "best 31", "bound 34", "gap 8.8%", "steals 1.2k", "idle 0/4",
-                  "~25% done, ETA "):
+                  "~25% done"):
         assert piece in shown, (piece, shown)
     bar.close()                      # idempotent: nothing more written
     assert out.getvalue() == text
@@ -93,12 +96,102 @@ def test_incumbent_and_bound_stay_until_a_new_value():
     """A transport that has nothing new passes None: the line keeps the best so far."""
     out = FakeTTY()
     bar = Progress(True, desc="clique", file=out, mininterval=0)
+    bar.update(5, incumbent=12, bound=25)           # the root's bound: known before any search
     bar.update(10, incumbent=14, bound=20)
     bar.update(20, incumbent=None, bound=None, steals=2)
     assert "best 14  bound 20  gap 30.0%" in bar.line()
     bar.update(30, incumbent=15)
     assert "best 15  bound 20  gap 25.0%" in bar.line()
     bar.close()
+
+
+def test_a_bound_is_shown_once_the_search_moved_it():
+    """The first bound is the root's (G(1000, 0.5): best 15, bound 105 for the whole
+    search, gap 85.7%, said nothing); shown once it moves or meets the incumbent."""
+    out = FakeTTY()
+    bar = Progress(True, desc="clique", file=out, mininterval=0)
+    bar.update(10, incumbent=15, bound=105)
+    bar.update(10_000, incumbent=15, bound=105)
+    assert "best 15" in bar.line() and "bound" not in bar.line() and "gap" not in bar.line()
+    bar.update(20_000, incumbent=15, bound=104)
+    assert "best 15  bound 104  gap 85.6%" in bar.line()
+    bar.close()
+    done = Progress(True, desc="clique", file=FakeTTY(), mininterval=0)
+    done.update(10, incumbent=4, bound=4)           # the root's bound is the optimum
+    assert "best 4  bound 4  gap 0.0%" in done.line()
+    done.close()
+
+
+def test_no_estimate_and_no_eta_below_one_percent():
+    """A Dask search's first node, with its workers still loading, gave
+    '1 nodes ... ~0% done, ETA 14003:40:21': an estimate that means nothing is not shown."""
+    now = [100.0]
+    bar = Progress(True, desc="clique on 2 workers", file=FakeTTY(), mininterval=0)
+    bar._bar._time = lambda: now[0]
+    bar._bar.start_t = bar._bar.last_print_t = 100.0
+    now[0] = 105.0
+    bar.update(1, fraction_done=1e-9)
+    assert "done" not in bar.line() and "ETA" not in bar.line(), bar.line()
+    assert bar._bar.total is None
+    now[0] = 110.0
+    bar.update(1000, fraction_done=MIN_FRACTION)    # ~1 %: the ETA from the rate
+    assert "~1% done, ETA " in bar.line(), bar.line()
+    bar.close()
+
+
+def test_a_line_continued_after_a_hand_over_goes_on_from_its_count_and_time():
+    """Phase two of a ramp-up began again at '0 nodes  00:00', then counted the 4.09 M
+    nodes of phase one as done in its first half second (7.38M/s)."""
+    now = [100.0]
+    out = FakeTTY()
+    bar = Progress(True, desc="clique on 2 workers", file=out, mininterval=0,
+                   nodes=4_000_000, elapsed=12.0)
+    bar._bar._time = lambda: now[0]
+    bar._bar.last_print_t = 100.0
+    bar._bar.start_t = 100.0 - 12.0
+    assert bar.line().startswith("clique on 2 workers: 4M nodes"), bar.line()
+    now[0] = 110.0
+    bar.update(5_000_000)                           # 1 M new nodes in 10 s
+    line = bar.line()
+    assert line.startswith("clique on 2 workers: 5M nodes  100k/s"), line
+    assert line.endswith("00:22"), line
+    bar.close()
+
+
+def test_no_eta_until_the_nodes_have_moved_for_a_while_on_the_line():
+    """After a hand-over, the cluster's first interval (its workers loading) measured
+    4.87k/s and showed 'ETA 3:33:37' for a search that had minutes left."""
+    from stealsearch.engine.core.progress import RATE_SECONDS
+
+    now = [100.0]
+    bar = Progress(True, desc="clique on 2 workers", file=FakeTTY(), mininterval=0,
+                   nodes=3_760_000, elapsed=17.0)
+    bar._bar._time = lambda: now[0]
+    bar._bar.last_print_t = 100.0
+    now[0] = 101.0
+    bar.update(3_765_000, fraction_done=0.05)
+    assert "~5% done" in bar.line() and "ETA" not in bar.line(), bar.line()
+    now[0] = 101.0 + RATE_SECONDS
+    bar.update(4_265_000, fraction_done=0.06)
+    assert "~6% done, ETA " in bar.line(), bar.line()
+    bar.close()
+
+
+def test_a_line_written_above_the_live_line_is_a_line_of_its_own():
+    """The dashboard's link, printed while the ramp-up's line was drawn, ended up glued
+    to it ('... ETA 03:21  00:08dashboard: http://...')."""
+    out = FakeTTY()
+    bar = Progress(True, desc="clique (ramp-up)", file=out, mininterval=0)
+    bar.update(5, incumbent=3)
+    write_above("dashboard: http://127.0.0.1:8787/status", file=out)
+    bar.update(7, incumbent=3)
+    bar.close()
+    lines = [ln.split("\r")[-1].strip() for ln in out.getvalue().split("\n")]
+    assert "dashboard: http://127.0.0.1:8787/status" in lines
+    assert last_line(out.getvalue()).startswith("clique (ramp-up): 7 nodes")
+    plain = io.StringIO()                          # no live line: a plain line
+    write_above("dashboard: http://x", file=plain)
+    assert plain.getvalue() == "dashboard: http://x\n"
 
 
 def test_rate_and_eta_are_tqdms():
