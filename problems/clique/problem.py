@@ -123,7 +123,9 @@ class CliqueProblem(Problem):
     """A clique search on ``graph``; see the module docstring for modes and bounds."""
 
     name = "clique"
-    extra_counters = (("max_depth", "max"),)
+    #: ``branched``: nodes that pushed a child (the MCS-family bounds; see
+    #: :data:`.kernels.rows.BRANCHED`), what compares with CliSAT's recursive calls
+    extra_counters = (("max_depth", "max"), ("branched", "sum"))
 
     def __init__(self, graph: Graph, mode: str = "max", k: int | None = None,
                  bound: str = "auto", order: str = "degeneracy", heuristic: str | None = None):

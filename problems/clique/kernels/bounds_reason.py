@@ -13,7 +13,7 @@ from .bounds_colour import colour_kernel
 from .colour_classes import _append_class, _colour_class, _label_class
 from .reasoning import (MAX_VIRTUAL, _failed_literal, _failed_literal_virtual, _infra,
                         _renumber)
-from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
@@ -252,6 +252,8 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                 k += 1
                 cnt = _append_class(B, k, order, col, cnt, W)
             _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
+            if cnt > 0:
+                counters[BRANCHED] += 1
         top = r + cnt
         if improved:
             return top, IMPROVED, best
