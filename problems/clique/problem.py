@@ -26,7 +26,10 @@ on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every nod
 infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
 reasoning that drops whole colour classes, IncMaxCLQ / MoMC), ``"incmaxsat"`` (MoMC's
 reasoning: virtual literals instead of dropped classes, Re-NUMBER, two-literal lookahead;
-Li, Jiang and Manyà 2017); or the seed's
+Li, Jiang and Manyà 2017), ``"filtsat"`` (incmaxsat plus CliSAT's SAT filtering: where
+the candidates fit in as many independent sets as the vertices still to find, vertices
+that no such clique can use leave the candidates; San Segundo, Furini, Alvarez and
+Pardalos 2023); or the seed's
 ``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
 §2.1).  The kernels are in :mod:`.kernels` (``bounds_colour``, ``bounds_reason``,
 ``bounds_seed``); benchmarks/RESULTS.md measures them.
@@ -83,7 +86,7 @@ from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")
 #: the MCS-family bounds (vertex order + colouring kernels), the default first
-FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
+FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat", "filtsat")
 #: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY
 #: whose greedy initial clique has >= AUTO_MAXSAT_CLIQUE vertices, ``colour`` otherwise:
 #: the MaxSAT reasoning pays for its cost per node on dense graphs and not on sparse ones,
@@ -101,7 +104,7 @@ AUTO_MAXSAT_CLIQUE = 12
 AUTO_INCMAXSAT_DENSITY = 0.8
 AUTO_INCMAXSAT_GAP = 0.7
 #: reasoning level of :func:`reason_kernel` per bound
-REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4}
+REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4, "filtsat": 5}
 ORDERS = ("degeneracy", "degree", "colour-sort", "iset")
 HEURISTICS = ("amts", "greedy", "none")
 #: cap on the initial heuristic's work (candidate evaluations of W words each)
