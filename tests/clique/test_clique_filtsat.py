@@ -3,6 +3,7 @@ import itertools
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from stealsearch.engine.solve import solve
 from stealsearch.problems.clique import CliqueProblem, gnp, read_dimacs
@@ -100,3 +101,17 @@ def test_branched_counts_the_nodes_that_pushed_a_child():
     # the seed's bounds and the counting modes do not count it
     assert solve(CliqueProblem(g, bound="greedy"), backend="sequential").counters["branched"] == 0
     assert solve(CliqueProblem(g, mode="count"), backend="sequential").counters["branched"] == 0
+
+
+def test_a_proof_falls_back_to_the_colour_bound_only_for_autos_choice():
+    from stealsearch.engine.core.proof import ProofUnavailable
+
+    g = gnp(40, 0.9, seed=3)
+    with pytest.raises(ProofUnavailable, match="filtsat bound logs no proof steps"):
+        CliqueProblem(g, bound="filtsat").proof_problem()
+    chosen = CliqueProblem(g)                     # auto: as if it had picked filtsat
+    chosen.bound = "filtsat"
+    logged = chosen.proof_problem()
+    assert logged.bound == "colour" and logged.proof_kernel is not None
+    assert "auto picked filtsat" in logged.proof_note and chosen.bound == "filtsat"
+    assert logged.start_clique is chosen.start_clique and logged.order is chosen.order
