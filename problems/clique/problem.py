@@ -18,7 +18,8 @@ Modes (``mode=``):
 
 Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"incmaxsat"`` on graphs of
 density >= 0.8 whose initial clique has >= 12 vertices and >= 0.7 x the root bound,
-``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices,
+``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices
+and on graphs of any density whose initial clique has >= 30 vertices,
 and ``"colour"`` otherwise (measured on the DIMACS and BHOSLIB sets, benchmarks/RESULTS.md);
 the MCS family
 on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"``
@@ -95,6 +96,12 @@ FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat", "filtsat")
 BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
 AUTO_MAXSAT_DENSITY = 0.7
 AUTO_MAXSAT_CLIQUE = 12
+#: ``auto`` picks ``maxsat`` at any density where the first incumbent has >=
+#: AUTO_MAXSAT_LARGE_CLIQUE vertices: the reasoning's worth grows with the colour classes
+#: below the threshold, so with the clique, and at density 0.5 a clique this large (the
+#: p_hat*-2 graphs) already makes it pay (benchmarks/RESULTS.md), while below it the
+#: sparse graphs (DSJC*, sanr*_0.5, p_hat*-1, brock800_*) keep the colour bound
+AUTO_MAXSAT_LARGE_CLIQUE = 30
 #: ``auto`` picks ``incmaxsat`` (MoMC's reasoning) instead of ``maxsat`` where the density
 #: is >= AUTO_INCMAXSAT_DENSITY and the first incumbent is >= AUTO_INCMAXSAT_GAP x the root
 #: bound: a large clique close to the colouring bound (gen*, MANN, frb).  There MoMC's
@@ -235,10 +242,11 @@ class CliqueProblem(Problem):
             # checked by the independent verifier before it may prune anything
             check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),
                          maximal=True)
-        if auto and mode in ("max", "decide") and n and graph.density() >= AUTO_MAXSAT_DENSITY:
+        if auto and mode in ("max", "decide") and n:
             clique = (len(self.start_clique) if len(self.start_clique)
                       else len(greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
-            if clique >= AUTO_MAXSAT_CLIQUE:
+            if ((graph.density() >= AUTO_MAXSAT_DENSITY and clique >= AUTO_MAXSAT_CLIQUE)
+                    or clique >= AUTO_MAXSAT_LARGE_CLIQUE):
                 self.bound = "maxsat"
                 if (graph.density() >= AUTO_INCMAXSAT_DENSITY
                         and clique >= AUTO_INCMAXSAT_GAP * self.root_bound):
