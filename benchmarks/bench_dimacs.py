@@ -207,6 +207,13 @@ def _cell(r) -> str:
     return f"{r['cpu']:.3f}"
 
 
+def _branched(r) -> str:
+    """Our nodes that pushed a child: the count comparable with CliSAT's recursive calls
+    (whose bound tests run in the parent's loop, so a child pruned by its bound is no
+    call; ours pops it and counts it in ``nodes``).  Older records lack it."""
+    return f"{r['branched']:,}" if r.get("branched") is not None else "—"
+
+
 def report(args) -> list[str]:
     recs = {}
     # --also's files first: a graph re-run at a higher limit (in --raw) replaces its record
@@ -230,7 +237,8 @@ def report(args) -> list[str]:
          "their process's CPU (reading the file included).  *init*: our first incumbent (AMTS) and "
          "its seconds; *ratio*: ours / the better peer among those that finished.  CliSAT and its "
          "MoMC column: the recursive calls published in the CliSAT appendix (another machine; "
-         "nodes only).  Dates and load averages per graph are in the raw records "
+         "nodes only); *ours branched*: our nodes that pushed a child, the count that "
+         "compares with CliSAT's calls (a child its bound prunes is no CliSAT call).  Dates and load averages per graph are in the raw records "
          f"({', '.join(Path(x).name for x in [*(args.also or []), args.raw])})."
          + ("  Ours: commit " + ", ".join(sorted({r["commit"] for r in rows if "commit" in r}))
             + " (the records' checkout; '+': with uncommitted changes)."
@@ -238,8 +246,8 @@ def report(args) -> list[str]:
          + ("  *not run*: no peer finished the graph within the limit (`--peers-first`: "
             "ours runs only where a ratio can be taken)."
             if any(r["ours"]["status"] == "not run" for r in rows) else ""), "",
-         "| graph | n | dens. | ω | ours CPU | ours nodes | bound | init (s) | glasgow CPU | MoMC CPU | MoMC branches | ratio | CliSAT steps | CliSAT's MoMC steps | load |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| graph | n | dens. | ω | ours CPU | ours nodes | ours branched | bound | init (s) | glasgow CPU | MoMC CPU | MoMC branches | ratio | CliSAT steps | CliSAT's MoMC steps | load |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     tot = {"ours": 0.0, "glasgow": 0.0, "momc": 0.0}
     solved = {"ours": 0, "glasgow": 0, "momc": 0}
     in_reach, missed, worst = [], [], []
@@ -281,7 +289,7 @@ def report(args) -> list[str]:
             omega = peer_ok[0]["omega"] if peer_ok else "?"
         init = (f"{o.get('initial', '')} ({o.get('initial_seconds', 0):.2f})" if ran else "—")
         L.append(f"| {r['instance']} | {r['n']} | {r['density']:.2f} | {omega} | {_cell(o)} | "
-                 f"{o['nodes']:,} | {o.get('resolved', '')} | {init} "
+                 f"{o['nodes']:,} | {_branched(o)} | {o.get('resolved', '')} | {init} "
                  f"| {_cell(g)} | {_cell(m)} | {momc_nodes} | "
                  f"{ratio} | {clisat} | {clisat_momc} | {r['load']:.1f} |")
     L += ["", f"- solved within the limit: ours {solved['ours']}, glasgow {solved['glasgow']}, "

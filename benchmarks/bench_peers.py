@@ -221,7 +221,8 @@ def run_ours(graph, bound: str, limit: float, wall_factor: float | None = None, 
     status = "optimal" if r.status == "optimal" and cpu <= limit else "limit"
     return {"status": status, "why": "wall" if r.status != "optimal" else "cpu",
             "seconds": build + r.search_seconds, "cpu": cpu,
-            "nodes": r.nodes, "omega": r.objective, "initial": len(problem.start_clique),
+            "nodes": r.nodes, "branched": r.counters.get("branched", 0),
+            "omega": r.objective, "initial": len(problem.start_clique),
             "initial_seconds": problem.initial_seconds, "root_bound": problem.root_bound,
             "resolved": problem.bound}
 

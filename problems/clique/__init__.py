@@ -19,8 +19,26 @@ __all__ = ["CliqueProblem", "CliqueInputError", "Graph", "BOUNDS", "MODES", "che
            "decode_design", "decode_factorization", "max_clique"]
 
 
-def max_clique(graph, bound: str = "colour", backend: str = "sequential", **kwargs):
+def max_clique(graph, bound: str = "auto", backend: str = "auto", **kwargs):
     """Maximum clique of a :class:`Graph` or a networkx graph, as labels.
+
+    Parameters
+    ----------
+    graph : Graph or networkx graph
+    bound : str, optional (default "auto")
+        One of :data:`BOUNDS`; ``"auto"`` picks one by the graph's density and first
+        clique, as :class:`CliqueProblem` and the ``clique`` command do.
+    backend : str, optional (default "auto")
+        As :func:`stealsearch.engine.solve.solve`'s, whose default it is.
+    **kwargs
+        Passed on to :func:`stealsearch.engine.solve.solve` (``workers``,
+        ``time_limit``, ...).
+
+    Returns
+    -------
+    list
+        The labels of a maximum clique (of the best clique found, when a limit stopped
+        the search first).
 
     >>> import networkx as nx
     >>> max_clique(nx.complete_graph(["x", "y", "z"]))

@@ -18,7 +18,8 @@ Modes (``mode=``):
 
 Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"incmaxsat"`` on graphs of
 density >= 0.8 whose initial clique has >= 12 vertices and >= 0.7 x the root bound,
-``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices,
+``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices
+and on graphs of any density whose initial clique has >= 30 vertices,
 and ``"colour"`` otherwise (measured on the DIMACS and BHOSLIB sets, benchmarks/RESULTS.md);
 the MCS family
 on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every node), ``"recolour"``
@@ -26,7 +27,10 @@ on a chosen vertex order -- ``"colour"`` (MCS/BBMC greedy colouring at every nod
 infra-chromatic test, BBMCX), ``"maxsat"`` (colour plus MoMC-style failed-literal
 reasoning that drops whole colour classes, IncMaxCLQ / MoMC), ``"incmaxsat"`` (MoMC's
 reasoning: virtual literals instead of dropped classes, Re-NUMBER, two-literal lookahead;
-Li, Jiang and Manyà 2017); or the seed's
+Li, Jiang and Manyà 2017), ``"filtsat"`` (incmaxsat plus CliSAT's SAT filtering: where
+the candidates fit in as many independent sets as the vertices still to find, vertices
+that no such clique can use leave the candidates; San Segundo, Furini, Alvarez and
+Pardalos 2023); or the seed's
 ``"greedy"``, ``"sampling"``, ``"size"`` in the natural order 0 < 1 < ... < n-1 (seed
 §2.1).  The kernels are in :mod:`.kernels` (``bounds_colour``, ``bounds_reason``,
 ``bounds_seed``); benchmarks/RESULTS.md measures them.
@@ -83,7 +87,7 @@ from .verify import check_clique
 
 MODES = ("max", "decide", "count", "count-maximal")
 #: the MCS-family bounds (vertex order + colouring kernels), the default first
-FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
+FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat", "filtsat")
 #: ``auto`` (the default) picks ``maxsat`` on graphs of density >= AUTO_MAXSAT_DENSITY
 #: whose greedy initial clique has >= AUTO_MAXSAT_CLIQUE vertices, ``colour`` otherwise:
 #: the MaxSAT reasoning pays for its cost per node on dense graphs and not on sparse ones,
@@ -92,6 +96,12 @@ FAST_BOUNDS = ("colour", "recolour", "infra", "maxsat", "incmaxsat")
 BOUNDS = ("auto",) + FAST_BOUNDS + ("greedy", "sampling", "size")
 AUTO_MAXSAT_DENSITY = 0.7
 AUTO_MAXSAT_CLIQUE = 12
+#: ``auto`` picks ``maxsat`` at any density where the first incumbent has >=
+#: AUTO_MAXSAT_LARGE_CLIQUE vertices: the reasoning's worth grows with the colour classes
+#: below the threshold, so with the clique, and at density 0.5 a clique this large (the
+#: p_hat*-2 graphs) already makes it pay (benchmarks/RESULTS.md), while below it the
+#: sparse graphs (DSJC*, sanr*_0.5, p_hat*-1, brock800_*) keep the colour bound
+AUTO_MAXSAT_LARGE_CLIQUE = 30
 #: ``auto`` picks ``incmaxsat`` (MoMC's reasoning) instead of ``maxsat`` where the density
 #: is >= AUTO_INCMAXSAT_DENSITY and the first incumbent is >= AUTO_INCMAXSAT_GAP x the root
 #: bound: a large clique close to the colouring bound (gen*, MANN, frb).  There MoMC's
@@ -101,7 +111,7 @@ AUTO_MAXSAT_CLIQUE = 12
 AUTO_INCMAXSAT_DENSITY = 0.8
 AUTO_INCMAXSAT_GAP = 0.7
 #: reasoning level of :func:`reason_kernel` per bound
-REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4}
+REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4, "filtsat": 5}
 ORDERS = ("degeneracy", "degree", "colour-sort", "iset")
 HEURISTICS = ("amts", "greedy", "none")
 #: cap on the initial heuristic's work (candidate evaluations of W words each)
@@ -123,7 +133,9 @@ class CliqueProblem(Problem):
     """A clique search on ``graph``; see the module docstring for modes and bounds."""
 
     name = "clique"
-    extra_counters = (("max_depth", "max"),)
+    #: ``branched``: nodes that pushed a child (the MCS-family bounds; see
+    #: :data:`.kernels.rows.BRANCHED`), what compares with CliSAT's recursive calls
+    extra_counters = (("max_depth", "max"), ("branched", "sum"))
 
     def __init__(self, graph: Graph, mode: str = "max", k: int | None = None,
                  bound: str = "auto", order: str = "degeneracy", heuristic: str | None = None):
@@ -230,10 +242,11 @@ class CliqueProblem(Problem):
             # checked by the independent verifier before it may prune anything
             check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),
                          maximal=True)
-        if auto and mode in ("max", "decide") and n and graph.density() >= AUTO_MAXSAT_DENSITY:
+        if auto and mode in ("max", "decide") and n:
             clique = (len(self.start_clique) if len(self.start_clique)
                       else len(greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
-            if clique >= AUTO_MAXSAT_CLIQUE:
+            if ((graph.density() >= AUTO_MAXSAT_DENSITY and clique >= AUTO_MAXSAT_CLIQUE)
+                    or clique >= AUTO_MAXSAT_LARGE_CLIQUE):
                 self.bound = "maxsat"
                 if (graph.density() >= AUTO_INCMAXSAT_DENSITY
                         and clique >= AUTO_INCMAXSAT_GAP * self.root_bound):

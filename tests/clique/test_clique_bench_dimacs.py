@@ -27,6 +27,7 @@ def test_report_ratios_totals_and_graphs_ours_did_not_run(tmp_path):
     recs = [_rec("solved", ("optimal", 3.0, 100, 6), ("optimal", 6.0, 50, 6), ("limit", 120.0)),
             _rec("missed", ("limit", 120.0), ("optimal", 40.0, 70, 9), ("limit", 120.0)),
             _rec("open", "not run", ("limit", 120.0), ("limit", 120.0))]
+    recs[0]["ours"]["branched"] = 40          # older records have no branched count
     raw.write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = tmp_path / "table.md"
     lines = bench_dimacs.main(["--report", "--raw", str(raw), "--out", str(out),
@@ -35,9 +36,10 @@ def test_report_ratios_totals_and_graphs_ours_did_not_run(tmp_path):
     assert text.startswith("## Maximum clique: the DIMACS set and BHOSLIB against glasgow and "
                            "MoMC (issue 23), 120 s")  # the RESULTS.md section it replaces
     row = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in lines if ln.startswith("| ")}
-    assert row["solved"][11] == "0.50"                 # 3.0 / 6.0
-    assert row["missed"][11] == "> 3.0"                # the limit / MoMC's 40 s
-    assert row["open"][4] == "not run" and row["open"][7] == "—"
+    assert row["solved"][12] == "0.50"                 # 3.0 / 6.0
+    assert row["missed"][12] == "> 3.0"                # the limit / MoMC's 40 s
+    assert row["solved"][6] == "40" and row["missed"][6] == "—"
+    assert row["open"][4] == "not run" and row["open"][8] == "—"
     assert "ours 1, glasgow 0, MoMC 2 of 3 graphs" in text
     # the totals: the two graphs a peer solved; an unfinished run counts the limit
     assert ("over the 2 graphs a peer solved (a solver's limit where it did not finish): "
@@ -64,7 +66,7 @@ def test_report_over_two_stages_counts_each_records_own_limit(tmp_path):
     text = out.read_text()
     row = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in lines if ln.startswith("| ")}
     assert set(row) - {"graph"} == {"quick", "hard"}      # ("graph": the heading row)
-    assert row["hard"][11] == "0.50" and row["quick"][11] == "0.50"
+    assert row["hard"][12] == "0.50" and row["quick"][12] == "0.50"
     # glasgow: 10 (its 10 s limit on "quick") + 120 (its limit on "hard")
     assert ("ours 31.0 s, glasgow 130.0 s, MoMC 62.0 s; ours / the better peer's total 0.50"
             in text)

@@ -112,6 +112,23 @@ def test_auto_picks_maxsat_only_on_dense_graphs_with_a_large_clique():
     assert CliqueProblem(gnp(90, 0.8, seed=3), mode="decide", k=5).bound == "maxsat"
 
 
+def test_auto_picks_maxsat_at_any_density_where_the_clique_is_large():
+    import itertools
+
+    from stealsearch.problems.clique.model import Graph
+    from stealsearch.problems.clique.problem import AUTO_MAXSAT_LARGE_CLIQUE
+    # G(150, .3) (density < 0.7) with a clique planted on the first vertices
+    for size, want in ((AUTO_MAXSAT_LARGE_CLIQUE + 2, "maxsat"), (20, "colour")):
+        G = gnp(150, 0.3, seed=8).to_networkx()
+        G.add_edges_from(itertools.combinations(range(size), 2))
+        g = Graph.from_networkx(G)
+        assert g.density() < 0.7
+        problem = CliqueProblem(g)
+        assert problem.bound == want, size
+        r = solve(problem, backend="sequential")
+        assert r.objective == max(len(c) for c in nx.find_cliques(G)) == size and r.verified
+
+
 def test_count_maximal_and_count_ignore_the_bound_choice():
     g = gnp(60, 0.4, seed=3)
     want = sum(1 for _ in nx.find_cliques(g.to_networkx()))

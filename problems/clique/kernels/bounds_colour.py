@@ -8,7 +8,7 @@ from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .colour_classes import _append_class, _colour_class
-from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 
 @njit(nogil=True, cache=True)
@@ -83,6 +83,8 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                 if k >= kmin:
                     cnt = _append_class(C, k, order, col, cnt, W)
             _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
+            if cnt > 0:
+                counters[BRANCHED] += 1
         top = r + cnt
         if improved:
             return top, IMPROVED, best

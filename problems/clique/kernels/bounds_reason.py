@@ -11,14 +11,17 @@ from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .bounds_colour import colour_kernel
 from .colour_classes import _append_class, _colour_class, _label_class
+from .partite import _filter_partite, _is_independent
 from .reasoning import (MAX_VIRTUAL, _failed_literal, _failed_literal_virtual, _infra,
                         _renumber)
-from .rows import BOUND, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
 #: reason_kernel level of MoMC's reasoning with virtual literals (bound ``incmaxsat``)
 INCMAXSAT = 4
+#: reason_kernel level of MoMC's reasoning plus CliSAT's SAT filtering (bound ``filtsat``)
+FILTSAT = 5
 
 
 @njit(nogil=True, cache=True)
@@ -53,6 +56,16 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
       failed when both literals of a clause it cut down to two lead to one (MoMC's
       ``inc_maxsatz_lookahead_by_fl2``).  It expands fewer nodes than level 3 on dense
       graphs at a higher cost per node (benchmarks/RESULTS.md).
+    * ``level == 5`` -- level 4, and where Re-NUMBER leaves the would-be branching
+      vertices one independent set, CliSAT's SAT filtering (San Segundo, Furini,
+      Alvarez and Pardalos 2023, FiltSAT): the candidates are then kmin independent
+      sets and a clique worth finding takes one vertex of each, so every class is a
+      hard clause and a vertex whose unit propagation empties a class is removed from
+      the candidates, not just from the bound (:func:`.partite._filter_partite`); a
+      class emptied prunes the node.  Each child's candidates are the other classes
+      restricted to its neighbours, one class fewer and one vertex fewer to find, and
+      are filtered the same way before the child is pushed: a child whose filter
+      empties a class is not pushed.
 
     The non-branching vertices then have ω <= kmin - 1 (active classes count one each,
     an inconsistent subset S u {u} or S u K counts |S|), so they can be skipped as
@@ -99,6 +112,8 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     log = np.empty(64 * maxc + 64, np.int64)
     inv2 = np.empty(maxc, np.bool_)
     Zs = np.empty(1, np.int64)
+    csize = np.empty(maxc, np.int64)
+    cls2 = np.empty((maxc, W), np.int64) if level == FILTSAT else np.empty((1, W), np.int64)
     best = incumbent
     done = 0
     one = np.int64(1)
@@ -138,7 +153,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             #    non-branching side one by one
             for k in range(nc):
                 active[k] = True
-            if remaining > 0 and (1 <= level <= RENUMBER_UPTO or level == INCMAXSAT) and nc > 0:
+            if remaining > 0 and (1 <= level <= RENUMBER_UPTO or level >= INCMAXSAT) and nc > 0:
                 for w in range(W):
                     B[w] = 0
                 reasoning = True
@@ -174,7 +189,21 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             #     inconsistent subset get a new virtual literal instead of being frozen
             #     (see _failed_literal_virtual), and the class joins them as a clause.
             #     A class absorbed only in part: its failed prefix is non-branching.
-            if level == INCMAXSAT and nc > 0 and remaining > 0:
+            partite = (level == FILTSAT and remaining > 0 and nc == kmin - 1
+                       and _is_independent(U, adj, W))
+            if partite:
+                # the candidates are kmin independent sets: filter them, then the
+                # children (one per vertex of the last set), each filtered in turn
+                for w in range(W):
+                    cls[nc, w] = U[w]
+                    M2[w] = stack[r, P0 + w]
+                if _filter_partite(cls, nc + 1, M2, adj, vcls, csize, M, cnt_k, fixed, queue,
+                                   W):
+                    cnt = _append_class(cls[nc], kmin, order, col, 0, W)
+                    cnt = _push_partite(stack, r, lev, cnt, order, kmin, Xs, cls, nc, cls2,
+                                        B, adj, vcls, csize, M, cnt_k, fixed, queue, W)
+                remaining = 0
+            if level >= INCMAXSAT and nc > 0 and remaining > 0:
                 nc0 = nc
                 nz = 0
                 for k2 in range(nc):
@@ -251,8 +280,47 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                     dropping = False
                 k += 1
                 cnt = _append_class(B, k, order, col, cnt, W)
-            _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
+            if not partite:
+                _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
+            if cnt > 0:
+                counters[BRANCHED] += 1
         top = r + cnt
         if improved:
             return top, IMPROVED, best
     return 0, EMPTY, best
+
+
+@njit(nogil=True, cache=True)
+def _push_partite(stack, r, lev, nb, order, kmin, Xs, cls, K, cls2, Pc, adj, vcls, csize, M,
+                  cnt_k, fixed, queue, W):
+    """The children of a node whose candidates are the independent sets ``cls[0..K]``
+    (K + 1 = kmin of them): one per vertex b = ``order[i]`` of the last set, the last on
+    top as in :func:`.rows._push_children`, with candidates the vertices of
+    ``cls[0..K)`` adjacent to b (the other vertices of b's own set are not), which are K
+    independent sets for the K vertices still to find.  Each child is filtered
+    (:func:`.partite._filter_partite`) and written only when no set empties.  Returns
+    how many children were written."""
+    P0 = X0 + W
+    one = np.int64(1)
+    c = 0
+    for i in range(nb):
+        b = order[i]
+        for w in range(W):
+            Pc[w] = 0
+        for j in range(K):
+            for w in range(W):
+                x = cls[j, w] & adj[b, w]
+                cls2[j, w] = x
+                Pc[w] |= x
+        if K > 0 and not _filter_partite(cls2, K, Pc, adj, vcls, csize, M, cnt_k, fixed, queue,
+                                         W):
+            continue
+        ch = r + c
+        stack[ch, LEVEL] = lev + 1
+        stack[ch, BOUND] = lev + kmin
+        for w in range(W):
+            stack[ch, X0 + w] = Xs[w]
+            stack[ch, P0 + w] = Pc[w]
+        stack[ch, X0 + (b >> 6)] |= one << (b & 63)
+        c += 1
+    return c

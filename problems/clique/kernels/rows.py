@@ -29,6 +29,11 @@ from stealsearch.engine.core.problem import N_ENGINE_COUNTERS
 LEVEL, BOUND, X0 = 0, 1, 2
 #: problem counter slot: deepest clique level reached (reduced by "max")
 MAX_DEPTH = N_ENGINE_COUNTERS
+#: problem counter slot: expanded nodes that pushed at least one child (reduced by "sum").
+#: CliSAT counts its recursive calls, whose bound tests run in the parent's loop, so a
+#: child its bound prunes is no call; here that child is popped and counted in NODES,
+#: and BRANCHED is the count that compares with CliSAT's
+BRANCHED = N_ENGINE_COUNTERS + 1
 
 
 @njit(nogil=True, cache=True)
