@@ -13,7 +13,7 @@ import os
 import time
 
 from stealsearch.engine.deploy.cluster import dask_client
-from stealsearch.engine.app.commandline import add_workers_argument
+from stealsearch.engine.app.commandline import add_workers_argument, example_epilog
 
 from . import registry
 
@@ -24,7 +24,8 @@ LANES_TREE = "T1L"
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help="a short tour: this machine's lanes, then the "
-                                           "problems on a LocalCluster")
+                                           "problems on a LocalCluster",
+                              epilog=example_epilog("stealsearch demo --workers 2"))
     add_workers_argument(p, "worker processes of the LocalCluster (default, no N, or 'auto': "
                             "one per usable core)")
     p.add_argument("--lanes-tree", default=LANES_TREE, metavar="TREE",

@@ -3,7 +3,8 @@
 ::
 
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
-                       [--k K] [--bound auto|colour|recolour|infra|maxsat|incmaxsat|greedy|sampling|size]
+                       [--k K] [--bound auto|colour|recolour|infra|maxsat|incmaxsat|filtsat|greedy|
+                                sampling|size]
                        [--order degeneracy|degree|colour-sort|iset] [--heuristic amts|greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
                        [--prove PREFIX]
@@ -27,6 +28,9 @@ checks it.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 
 from stealsearch.engine.app.commandline import (add_backend_arguments, announce_compiles,
                                                 example_epilog, print_json, result_json,
@@ -46,7 +50,9 @@ def register(subparsers) -> None:
                               epilog=example_epilog(
                                   "stealsearch clique tests/clique/data/hamming6-2.clq",
                                   "stealsearch clique --gnp 30 0.5 --mode count-maximal --json"))
-    p.add_argument("file", nargs="?", metavar="FILE", help="DIMACS .clq file or edge list")
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help="DIMACS .clq file or edge list, or the name of a graph that ships with "
+                        "the package: " + ", ".join(packaged_graphs()))
     p.add_argument("--gnp", nargs=2, metavar=("N", "P"), default=None,
                    help="use the random graph G(N, P) instead of a file")
     p.add_argument("--seed", type=seed_int, default=0,
@@ -58,10 +64,11 @@ def register(subparsers) -> None:
                         "cliques; count-maximal: maximal cliques")
     p.add_argument("--k", type=int, default=None, help="clique size to find (--mode decide only)")
     p.add_argument("--bound", choices=BOUNDS + ("color",), default="auto",
-                   help="auto (maxsat at density >= 0.7, else colour), colour "
-                        "(MCS/BBMC-style), recolour (+ Re-NUMBER), infra (+ infra-chromatic), "
-                        "maxsat (MaxSAT reasoning over colour classes), or the seed's greedy, "
-                        "sampling, size")
+                   help="auto (incmaxsat or maxsat at density >= 0.7 or a first clique of "
+                        ">= 30, else colour), colour (MCS/BBMC-style), recolour (+ Re-NUMBER), "
+                        "infra (+ infra-chromatic), maxsat (MaxSAT reasoning over colour "
+                        "classes), incmaxsat (MoMC's reasoning), filtsat (incmaxsat + CliSAT's "
+                        "SAT filtering), or the seed's greedy, sampling, size")
     p.add_argument("--order", choices=ORDERS, default="degeneracy",
                    help="initial vertex order of the MCS-family bounds")
     p.add_argument("--heuristic", choices=HEURISTICS, default=None,
@@ -182,7 +189,17 @@ def _load_graph(args):
         raise CliqueInputError("clique: give a graph FILE or --gnp N P")
     if args.seed:
         raise CliqueInputError("--seed applies to --gnp, not to a graph FILE")
+    # a name of a packaged graph, unless a file of that name is here
+    if not os.path.exists(args.file) and args.file in packaged_graphs():
+        return read_graph(packaged_graphs()[args.file], fmt=args.format)
     return read_graph(args.file, fmt=args.format)
+
+
+def packaged_graphs() -> dict:
+    """The graphs that ship with the package (``data/NAME.clq.gz``), by name: a user's
+    first search needs no file of their own."""
+    data = Path(__file__).resolve().parent / "data"
+    return {p.name[:-len(".clq.gz")]: p for p in sorted(data.glob("*.clq.gz"))}
 
 
 def _report(result, extra: dict, args, lines: list[str] = ()) -> None:

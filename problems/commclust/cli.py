@@ -44,7 +44,7 @@ from .model import CommTableError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "commclust",
-        help="characterize communications between processes (seed 002): clustering, G_c",
+        help="characterize communications between processes (Orduña, Arnau, Duato): clustering, G_c",
         description="Cluster the processes of a communication table (eq. 1, average linkage on "
                     "T+T^T with the paper's seeded random tie-break), score every partition "
                     "with F_G, D_G and G_c = F_G/D_G, report the best one. "

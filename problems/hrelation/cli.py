@@ -199,8 +199,8 @@ def naive_note(records) -> str | None:
         return None
     return ("note: naive is shortest here because a greedy direct exchange often reaches the "
             "lower bound h on random messages; it has no bound, and on odd cycles of messages "
-            "it needs 3/2 h where forwarding needs 6/5 h (seed 001; e.g. two 3-cycles, h = 10: "
-            "naive 15, forwarding 12)")
+            "it needs 3/2 h where forwarding needs 6/5 h (Sanders & Solis-Oba; e.g. two "
+            "3-cycles, h = 10: naive 15, forwarding 12)")
 
 
 def _run_sweep(args) -> int:

@@ -41,7 +41,7 @@ MAX_TASKS = 10 ** 7
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "twolevel", help="2LVDS scheduling (seed 004): 2LVDSOPT, verifier, Gantt chart, sweep",
+        "twolevel", help="2LVDS scheduling (Colin, Nakechbandi): 2LVDSOPT, verifier, Gantt chart, sweep",
         description="Schedule a DAG with two-level communication delays on clusters with "
                     "2LVDSOPT (Colin & Nakechbandi) and verify the schedule. FILE is a JSON "
                     "instance or a tasks CSV (with --arcs); the word 'sweep' runs a sweep of "

@@ -219,12 +219,12 @@ def test_design_and_factorize_print_blocks_and_factors_as_lines(capsys):
     assert len(edges) == len(set(edges)) == 28     # the 28 edges of K8, each once
 
 
-def test_liquid_teams_full_prints_what_the_readme_shows(capsys):
+def test_liquid_teams_full_prints_what_the_docs_show(capsys):
     assert main(["liquid", "teams", "example", "--full", "--sequential"]) == 0
     out = capsys.readouterr().out
     assert "72 full teams (504 teams)" in out
-    readme = (ROOT / "README.md").read_text()
-    assert "liquid teams example --full --sequential   # 72 full teams (504 teams)" in readme
+    page = (ROOT / "docs" / "reference" / "problems.md").read_text()
+    assert "liquid teams example --full --sequential   # 72 full teams (504 teams)" in page
 
 
 # -- every reader takes its input gzipped ----------------------------------------------------
