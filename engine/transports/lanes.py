@@ -15,6 +15,10 @@ it.  Limits: the time limit is the epochs' ``time_left``, the node limit the
 coordinator's grant (the count never passes it), Ctrl-C stops the running epoch with
 the result so far.
 
+A proof (``solve(..., proof=PREFIX)``): each lane of each epoch writes its own part
+(:class:`stealsearch.engine.core.worker.WorkerSearch`), a local file already, so
+nothing here moves records; the epoch loop keeps or deletes them with the epoch.
+
 The ramp-up's first phase (:mod:`stealsearch.engine.transports.rampup`) runs here too, for a problem
 whose node code does not hold the GIL: ``hand_over`` is asked by the main thread every
 ``HANDOVER_POLL`` seconds (with the chunks run so far); True stops the running epoch with
