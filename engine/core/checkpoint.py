@@ -46,6 +46,7 @@ import os
 import pickle
 import re
 import secrets
+import shutil
 import threading
 import time
 import weakref
@@ -187,15 +188,13 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """``data`` into ``path`` or nothing: a write that fails (a full disk, a quota, an I/O
-    error) leaves ``path`` as it was and no temporary file behind, and raises."""
+def _atomic(path: Path, fill) -> None:
+    """``fill(tmp)`` makes the file at a temporary name, then it becomes ``path``; or
+    nothing: a write that fails (a full disk, a quota, an I/O error) leaves ``path`` as
+    it was and no temporary file behind, and raises."""
     tmp = _temporary(path)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        fill(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -203,6 +202,16 @@ def _atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass        # (the error that matters is the one being raised)
         raise
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """``data`` into ``path`` or nothing (:func:`_atomic`)."""
+    def fill(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    _atomic(path, fill)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -496,26 +505,18 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
-    """``src`` at ``dst`` or nothing (a temporary name, then a rename): a hard link (a
-    part is never written again once committed), or a copy across file systems."""
-    tmp = _temporary(dst)
-    tmp.unlink(missing_ok=True)
-    try:
+    """``src`` at ``dst`` or nothing (:func:`_atomic`): a hard link (a part is never
+    written again once committed), or a copy across file systems."""
+    def fill(tmp):
+        tmp.unlink(missing_ok=True)
         try:
             os.link(src, tmp)
         except OSError:
-            import shutil
             with open(src, "rb") as fin, open(tmp, "wb") as fout:
                 shutil.copyfileobj(fin, fout, 1 << 20)
                 fout.flush()
                 os.fsync(fout.fileno())
-        os.replace(tmp, dst)
-    except BaseException:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise
+    _atomic(dst, fill)
 
 
 def _rows_named(d: Path) -> str | None:
