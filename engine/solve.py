@@ -160,7 +160,10 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     stored in the checkpoint.  Other keywords as :func:`solve`; the checkpoint keeps
     being written into ``directory`` unless ``checkpoint=`` says otherwise.  ``trust``:
     unpickle the stored problem even if this user's key did not sign the checkpoint
-    (:mod:`stealsearch.engine.core.checkpoint`: a pickle can run code)."""
+    (:mod:`stealsearch.engine.core.checkpoint`: a pickle can run code).  ``proof=PREFIX``
+    continues the proof of a search that logged one (its checkpoint keeps the proof's
+    parts so far) and writes the proof of the whole search; a checkpoint of a search
+    that logged none is refused (:class:`~stealsearch.engine.core.proof.ProofUnavailable`)."""
     from .core.checkpoint import load_problem, read_cut, read_manifest
     from .core.problem import check_problem
     from .core.stack import make_stack
