@@ -337,7 +337,10 @@ class EpochLoop:
         #: a search that logs a proof: its :class:`~stealsearch.engine.core.proof.ProofParts`;
         #: each epoch's parts join ``cut.proof_parts`` when it is committed
         self.proof = proof
-        if proof is not None and self.cut.proof_parts is None:
+        if proof is None:
+            # a run that logs no proof ends the cut's: its nodes will have no records
+            self.cut.proof_parts = None
+        elif self.cut.proof_parts is None:
             if self.cut.nodes:
                 raise ProofUnavailable("this cut was made by a search that logged no proof: "
                                        "the nodes above it have no proof steps")

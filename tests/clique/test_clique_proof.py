@@ -381,8 +381,8 @@ def test_checkpointed_stop_then_resume_continues_the_proof(tmp_path, first, then
 
 
 def test_resume_with_a_proof_refuses_what_it_cannot_continue(tmp_path):
-    """A checkpoint of a search that logged no proof, and one whose part was altered,
-    are refused before any search."""
+    """A checkpoint of a search that logged no proof, one whose part was altered, and
+    one a resume without a proof continued, are refused before any search."""
     g = gnp(40, 0.85, seed=21)
     plain_ck, ck = str(tmp_path / "plain"), str(tmp_path / "ck")
     solve(CliqueProblem(g, bound="colour"), backend="sequential", node_limit=30,
@@ -399,6 +399,14 @@ def test_resume_with_a_proof_refuses_what_it_cannot_continue(tmp_path):
     with pytest.raises(CheckpointError, match="corrupt"):
         resume(ck, backend="sequential", proof=str(tmp_path / "z"))
     assert not (tmp_path / "z.pbp").exists()
+    # a resume without a proof ends the proof: its nodes are recorded nowhere
+    proof_ck = str(tmp_path / "ck2")
+    solve(CliqueProblem(g), backend="sequential", node_limit=30, checkpoint=proof_ck,
+          proof=str(tmp_path / "w"))
+    resume(proof_ck, backend="sequential", node_limit=10)
+    assert "proof_parts" not in read_manifest(proof_ck)
+    with pytest.raises(ProofUnavailable, match="logged no proof"):
+        resume(proof_ck, backend="sequential", proof=str(tmp_path / "v"))
 
 
 def test_cli_prove_on_the_default_backend_and_lanes(tmp_path, capsys):
