@@ -175,6 +175,11 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
         problem = _proof_problem(problem, kwargs["proof"], backend, **{
             k: kwargs.get(k) for k in ("workers", "scheduler", "cluster_config", "client",
                                        "grace")})
+    elif "proof_parts" in manifest:
+        # a proof's search (e.g. its colour bound where "auto" would pick another): the
+        # cut's rows are that search's, so it goes on as that search, without a proof
+        from .core.proof import proof_problem
+        problem = proof_problem(problem)
     check_problem(problem, kwargs.get("policy"))
     cut, manifest = read_cut(directory, problem, make_stack(problem).codec)
     if kwargs.get("proof") is not None and cut.proof_parts is None and cut.nodes:

@@ -409,6 +409,20 @@ def test_resume_with_a_proof_refuses_what_it_cannot_continue(tmp_path):
         resume(proof_ck, backend="sequential", proof=str(tmp_path / "v"))
 
 
+def test_resume_without_a_proof_goes_on_as_the_proof_search(tmp_path):
+    """A dense graph, where "auto" picks a bound that logs no proof: the checkpoint of its
+    proof's search (the colour bound) resumes from the graph rebuilt, without a proof,
+    as that search."""
+    g = gnp(60, 0.9, seed=1)
+    ck = str(tmp_path / "ck")
+    stopped = solve(CliqueProblem(g), backend="sequential", node_limit=5, checkpoint=ck,
+                    proof=str(tmp_path / "p"))
+    assert stopped.status == "interrupted" and "colour" in stopped.info["proof"]["note"]
+    done = resume(ck, CliqueProblem(g), backend="sequential")
+    assert done.status == "optimal" and done.verified
+    assert done.objective == solve(CliqueProblem(g), backend="sequential").objective
+
+
 def test_cli_prove_on_the_default_backend_and_lanes(tmp_path, capsys):
     """``clique --prove`` with no backend flag (lanes on every usable core here) and
     with ``--sequential --threads-per-worker 3``: both proofs check."""
