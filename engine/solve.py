@@ -102,8 +102,9 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         model ``PREFIX.opb`` and the proof ``PREFIX.pbp`` (VeriPB's format; check it
         with ``stealsearch check-proof PREFIX`` or ``veripb PREFIX.opb PREFIX.pbp``)
         when it finishes; ``result.info["proof"]`` says what was written.  For a
-        problem that logs proofs (:mod:`stealsearch.engine.core.proof`), on backend
-        "sequential" (one thread), from the root.
+        problem that logs proofs (:mod:`stealsearch.engine.core.proof`), in this
+        process: backend "sequential" (any ``threads_per_worker``), or "auto" with no
+        place given; :func:`resume` continues the proof of a checkpoint written with one.
 
     Returns
     -------
@@ -137,13 +138,9 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     from .core.problem import check_problem
 
     if proof is not None:
-        from .core.proof import ProofUnavailable, check_prefix, proof_problem
-
-        check_prefix(proof)
-        if backend != "sequential" or (threads_per_worker or 1) > 1:
-            raise ProofUnavailable("a proof is logged on backend 'sequential' with one "
-                                   "thread (--sequential) in this version")
-        problem = proof_problem(problem)
+        problem = _proof_problem(problem, proof, backend, workers=workers,
+                                 scheduler=scheduler, cluster_config=cluster_config,
+                                 client=client, grace=grace)
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
                 cluster_config=cluster_config, client=client, policy=policy,
@@ -163,23 +160,52 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     stored in the checkpoint.  Other keywords as :func:`solve`; the checkpoint keeps
     being written into ``directory`` unless ``checkpoint=`` says otherwise.  ``trust``:
     unpickle the stored problem even if this user's key did not sign the checkpoint
-    (:mod:`stealsearch.engine.core.checkpoint`: a pickle can run code)."""
+    (:mod:`stealsearch.engine.core.checkpoint`: a pickle can run code).  ``proof=PREFIX``
+    continues the proof of a search that logged one (its checkpoint keeps the proof's
+    parts so far) and writes the proof of the whole search; a checkpoint of a search
+    that logged none is refused (:class:`~stealsearch.engine.core.proof.ProofUnavailable`)."""
     from .core.checkpoint import load_problem, read_cut, read_manifest
     from .core.problem import check_problem
     from .core.stack import make_stack
 
-    if kwargs.get("proof") is not None:
-        from .core.proof import ProofUnavailable
-        raise ProofUnavailable("a resumed search writes no proof in this version (a proof "
-                               "is logged from the root)")
     manifest = read_manifest(directory)
     if problem is None:
         problem = load_problem(directory, trust=trust)
+    if kwargs.get("proof") is not None:
+        problem = _proof_problem(problem, kwargs["proof"], backend, **{
+            k: kwargs.get(k) for k in ("workers", "scheduler", "cluster_config", "client",
+                                       "grace")})
+    elif "proof_parts" in manifest:
+        # a proof's search (e.g. its colour bound where "auto" would pick another): the
+        # cut's rows are that search's, so it goes on as that search, without a proof
+        from .core.proof import proof_problem
+        problem = proof_problem(problem)
     check_problem(problem, kwargs.get("policy"))
     cut, manifest = read_cut(directory, problem, make_stack(problem).codec)
+    if kwargs.get("proof") is not None and cut.proof_parts is None and cut.nodes:
+        from .core.proof import ProofUnavailable
+        raise ProofUnavailable(f"checkpoint {directory} was written by a search that logged "
+                               "no proof (give --prove to the search it continues)")
     kwargs.setdefault("checkpoint", directory)
     kwargs.setdefault("checkpoint_info", manifest.get("info"))
     return _run(problem, backend, cut=cut, **kwargs)
+
+
+def _proof_problem(problem, proof, backend, **place):
+    """The problem as it searches with a proof, after the checks that refuse one
+    before any search: the prefix's files, and a backend that logs proofs (this
+    process: one stack or lanes; the Dask backend's parts do not reach the client yet,
+    so neither a cluster nor a ramp-up onto one)."""
+    from .core.proof import ProofUnavailable, check_prefix, proof_problem
+
+    check_prefix(proof)
+    chosen = backend
+    if backend == "auto":
+        chosen = choose_backend(problem, **place)[0]
+    if chosen != "sequential":
+        raise ProofUnavailable("a proof is logged in this process (--sequential, or no "
+                               "place flag) in this version, not on a cluster or a ramp-up")
+    return proof_problem(problem)
 
 
 def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None, client=None,

@@ -5,6 +5,8 @@ Layout of a checkpoint directory::
     manifest.json       what the cut is (written last: it is the commit point)
     rows-<epoch>.npy    the open rows (the codec's format; .npy for int64 rows)
     problem.pickle      the problem, so ``stealsearch.engine.resume(DIR)`` needs nothing else
+    proof/              a search that logs a proof: the cut's scaffold parts (each
+                        named in the manifest with its record count and SHA-256)
 
 Every file is written atomically (a temporary name in the same directory, fsync,
 rename, fsync of the directory), so a crash leaves either the previous checkpoint or
@@ -44,6 +46,7 @@ import os
 import pickle
 import re
 import secrets
+import shutil
 import threading
 import time
 import weakref
@@ -54,6 +57,7 @@ import numpy as np
 from .epochs import Cut
 from .errors import InputError
 from .problem import Problem
+from .proof import part_sha256
 from .result import json_default
 
 FORMAT = "stealsearch-checkpoint"
@@ -61,6 +65,8 @@ FORMAT = "stealsearch-checkpoint"
 VERSION = 1
 MANIFEST = "manifest.json"
 PROBLEM_FILE = "problem.pickle"
+#: the folder of a proof's scaffold parts
+PROOF_DIR = "proof"
 
 
 class CheckpointError(InputError):
@@ -182,15 +188,13 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """``data`` into ``path`` or nothing: a write that fails (a full disk, a quota, an I/O
-    error) leaves ``path`` as it was and no temporary file behind, and raises."""
+def _atomic(path: Path, fill) -> None:
+    """``fill(tmp)`` makes the file at a temporary name, then it becomes ``path``; or
+    nothing: a write that fails (a full disk, a quota, an I/O error) leaves ``path`` as
+    it was and no temporary file behind, and raises."""
     tmp = _temporary(path)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        fill(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -198,6 +202,16 @@ def _atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass        # (the error that matters is the one being raised)
         raise
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """``data`` into ``path`` or nothing (:func:`_atomic`)."""
+    def fill(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    _atomic(path, fill)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -217,7 +231,8 @@ _TEMPORARY = re.compile(r"\.(?P<name>.+)\.tmp-\d+")
 
 def _our_name(name: str) -> bool:
     """A file name the writer gives: the problem, a rows file, the manifest."""
-    return name in (PROBLEM_FILE, MANIFEST) or (name.startswith("rows-") and name.count("-") == 2)
+    return name in (PROBLEM_FILE, MANIFEST, PROOF_DIR) or (name.startswith("rows-")
+                                                           and name.count("-") == 2)
 
 
 def _is_ours(directory: Path) -> bool:
@@ -389,6 +404,8 @@ class CheckpointWriter:
                          "problem_sha256": hashlib.sha256(pickled).hexdigest()}
             #: the rows file the manifest on disk names (never removed by a failed write)
             self.committed_rows = _rows_named(self.dir)
+            #: proof parts in the folder, by name: their SHA-256 (each hashed once)
+            self.part_hashes: dict[str, str] = {}
             _atomic_write(self.dir / PROBLEM_FILE, pickled)
         except BaseException:
             self.close()
@@ -413,6 +430,7 @@ class CheckpointWriter:
         self.codec.write(buf, cut.rows(self.codec))
         data = buf.getvalue()
         rows_name = f"rows-{cut.epochs}-{cut.recoveries}{self.codec.suffix}"
+        proof_parts = None if cut.proof_parts is None else self._store_parts(cut.proof_parts)
         manifest = dict(self.meta, status=status, written_at=time.time(),
                         rows_file=rows_name, rows=cut.n_rows(),
                         rows_sha256=hashlib.sha256(data).hexdigest(),
@@ -423,6 +441,8 @@ class CheckpointWriter:
                         history=[[float(t_), int(v)] for t_, v in cut.history],
                         elapsed=cut.elapsed, epochs=cut.epochs, recoveries=cut.recoveries,
                         nodes_redone=cut.nodes_redone)
+        if proof_parts is not None:
+            manifest["proof_parts"] = proof_parts
         try:
             _atomic_write(self.dir / rows_name, data)
             _atomic_write(self.dir / MANIFEST,
@@ -444,9 +464,59 @@ class CheckpointWriter:
                     old.unlink(missing_ok=True)
                 except OSError:     # a stale file only: the next write tries again
                     pass
+        if proof_parts is not None:     # a part no cut names (a failed write's) goes
+            named = {name for name, _, _ in proof_parts}
+            for old in (self.dir / PROOF_DIR).iterdir():
+                if old.name not in named:
+                    try:
+                        old.unlink(missing_ok=True)
+                    except OSError:
+                        pass
         self.writes += 1
         self.bytes = len(data)
         self.seconds += time.perf_counter() - t
+
+
+    def _store_parts(self, parts) -> list:
+        """The cut's proof parts in the folder's ``proof/`` (hard-linked where the file
+        system allows, else copied; atomically, before the manifest that names them),
+        as the manifest's ``[[name, records, sha256], ...]``.  A part never changes once
+        its epoch is committed, so one already here is neither copied nor hashed again."""
+        folder = self.dir / PROOF_DIR
+        folder.mkdir(exist_ok=True)
+        out = []
+        for path, records in parts:
+            path = Path(path)
+            target = folder / path.name
+            if path.name not in self.part_hashes:
+                if not target.exists() or not _same_file(path, target):
+                    _link_or_copy(path, target)
+                self.part_hashes[path.name] = part_sha256(target)
+            out.append([path.name, int(records), self.part_hashes[path.name]])
+        _fsync_dir(folder)
+        return out
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """``src`` at ``dst`` or nothing (:func:`_atomic`): a hard link (a part is never
+    written again once committed), or a copy across file systems."""
+    def fill(tmp):
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(src, tmp)
+        except OSError:
+            with open(src, "rb") as fin, open(tmp, "wb") as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+                fout.flush()
+                os.fsync(fout.fileno())
+    _atomic(dst, fill)
 
 
 def _rows_named(d: Path) -> str | None:
@@ -495,8 +565,7 @@ _FIELDS = {
     "info": (lambda v: isinstance(v, dict), "an object"),
     "policy": (lambda v: v is None or isinstance(v, dict), "an object"),
     "status": (lambda v: isinstance(v, str), "a string"),
-    "rows_file": (lambda v: isinstance(v, str) and "/" not in v and "\\" not in v
-                  and v not in ("", ".", ".."), "a file name"),
+    "rows_file": (lambda v: _plain_name(v), "a file name"),
     "rows": (lambda v: _is_int(v) and v >= 0, "a count"),
     "rows_sha256": (lambda v: isinstance(v, str), "a string"),
     "counters": (lambda v: isinstance(v, list) and all(_is_int(x) for x in v), "a list of integers"),
@@ -513,7 +582,15 @@ _FIELDS = {
     "nodes_redone": (lambda v: _is_int(v) and v >= 0, "a count"),
     "problem_sha256": (lambda v: isinstance(v, str), "a string"),
     "hmac": (lambda v: isinstance(v, str), "a string"),
+    "proof_parts": (lambda v: isinstance(v, list) and all(
+        isinstance(e, list) and len(e) == 3 and _plain_name(e[0]) and _is_int(e[1])
+        and e[1] >= 0 and isinstance(e[2], str) for e in v),
+        "a list of [file name, records, sha256]"),
 }
+
+
+def _plain_name(v) -> bool:
+    return isinstance(v, str) and "/" not in v and "\\" not in v and v not in ("", ".", "..")
 
 
 def _check_types(directory, manifest: dict) -> None:
@@ -584,4 +661,27 @@ def read_cut(directory, problem: Problem, codec) -> tuple[Cut, dict]:
                   nodes_redone=int(m.get("nodes_redone", 0)))
     except (ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"checkpoint {directory}: inconsistent contents ({exc})") from None
+    if "proof_parts" in m:
+        cut.proof_parts = _read_parts(directory, m["proof_parts"],
+                                      getattr(problem, "proof_record_width", None))
     return cut, m
+
+
+def _read_parts(directory, entries, width) -> tuple:
+    """The proof parts a manifest names, each checked (its size against its record
+    count, its SHA-256) as a rows file is: ``((path, records), ...)``."""
+    folder = Path(directory) / PROOF_DIR
+    parts = []
+    for name, records, sha in entries:
+        path = folder / name
+        try:
+            size = path.stat().st_size
+        except OSError:
+            raise CheckpointError(f"checkpoint {directory}: proof part {name} is "
+                                  "missing") from None
+        if (width is not None and size != records * width * 8) or \
+                not hmac.compare_digest(part_sha256(path), sha):
+            raise CheckpointError(f"checkpoint {directory}: proof part {name} is truncated "
+                                  "or corrupt (size or checksum mismatch)")
+        parts.append((str(path), int(records)))
+    return tuple(parts)

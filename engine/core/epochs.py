@@ -102,6 +102,10 @@ class Cut:
     epochs: int = 0               # committed epochs
     recoveries: int = 0           # aborted epochs (rollbacks)
     nodes_redone: int = 0         # nodes of aborted epochs
+    #: a search that logs a proof: the scaffold parts of every committed epoch,
+    #: ``((path, records), ...)`` in commit order (:mod:`stealsearch.engine.core.proof`);
+    #: None for a search that logs none
+    proof_parts: tuple | None = None
 
     @classmethod
     def root(cls, problem: Problem) -> "Cut":
@@ -137,18 +141,23 @@ class Cut:
                   counters=reduce_counters(problem, [self.counters] + [o.counters for o in outcomes]),
                   best_value=self.best_value, best_buffer=self.best_buffer,
                   history=list(self.history), elapsed=self.elapsed, epochs=self.epochs + 1,
-                  recoveries=self.recoveries, nodes_redone=self.nodes_redone)
+                  recoveries=self.recoveries, nodes_redone=self.nodes_redone,
+                  proof_parts=None if self.proof_parts is None else
+                  tuple(self.proof_parts) + tuple(p for o in outcomes for p in o.proof_parts))
         for o in outcomes:
             new.offer(o.best_value, o.best_buffer, o.history)
         return new
 
-    def roll_back(self, outcomes) -> None:
+    def roll_back(self, outcomes) -> list:
         """This cut again after an aborted epoch: its rows and counters stay, the epoch's
-        nodes are counted as re-done; a better (verified) solution is kept."""
+        nodes are counted as re-done; a better (verified) solution is kept.  Returns the
+        epoch's proof parts, which the caller deletes: their nodes are not in this cut's
+        history, and are expanded (and recorded) again from its rows."""
         for o in outcomes:
             self.offer(o.best_value, o.best_buffer, o.history)
         self.recoveries += 1
         self.nodes_redone += sum(int(o.counters[0]) for o in outcomes)
+        return [p for o in outcomes for p in o.proof_parts]
 
 
 def deal(cut: Cut, workers: list[str], codec) -> list:
@@ -226,6 +235,9 @@ class EpochSpec:
     load_wait: float = 0.0
     #: search threads (lanes) in each worker, sharing its shared portion (worker.py)
     threads: int = 1
+    #: a search that logs a proof: (the folder, the part-name prefix) of this epoch's
+    #: scaffold parts, one per lane (:func:`stealsearch.engine.core.proof.open_part`)
+    proof: tuple | None = None
 
 
 @dataclass
@@ -250,3 +262,6 @@ class EpochOutcome:
     #: the worker did not hold the search's problem (it joined, restarted, or dropped an
     #: idle entry): the client loads it again before dealing to it
     problem_missing: bool = False
+    #: the scaffold parts this worker's lanes wrote in the epoch, ``((path, records),
+    #: ...)``: the records of exactly the nodes its counters count (a proof's search)
+    proof_parts: tuple = ()

@@ -48,6 +48,7 @@ from .outcome import INTERRUPT_REASONS, build_result, merge_history, remaining_b
 from .policy import StealPolicy
 from .problem import Mode, Problem
 from .progress import Progress
+from .proof import ProofUnavailable, discard_parts, finish_proof
 from .result import SearchResult, WorkerStats
 from .stack import make_stack
 
@@ -315,7 +316,8 @@ class EpochLoop:
                  node_limit: int | None = None, progress: bool = False,
                  checkpoint: str | None = None, checkpoint_every: float | None = None,
                  checkpoint_info: dict | None = None, checkpoint_required: bool = False,
-                 cut: Cut | None = None, estimate=None, t0: float | None = None):
+                 cut: Cut | None = None, estimate=None, t0: float | None = None,
+                 proof=None):
         self.problem, self.transport = problem, transport
         self.policy = policy or StealPolicy()
         self.time_limit, self.node_limit = time_limit, node_limit
@@ -332,6 +334,17 @@ class EpochLoop:
         #: nodes the transport expanded to make the first cut (not carried: this run's)
         self.setup_nodes = 0 if cut is not None else self.cut.nodes
         self.clock.elapsed0 = self.cut.elapsed
+        #: a search that logs a proof: its :class:`~stealsearch.engine.core.proof.ProofParts`;
+        #: each epoch's parts join ``cut.proof_parts`` when it is committed
+        self.proof = proof
+        if proof is None:
+            # a run that logs no proof ends the cut's: its nodes will have no records
+            self.cut.proof_parts = None
+        elif self.cut.proof_parts is None:
+            if self.cut.nodes:
+                raise ProofUnavailable("this cut was made by a search that logged no proof: "
+                                       "the nodes above it have no proof steps")
+            self.cut.proof_parts = ()
         self.stop_reason: str | None = None
         self.writer = None
         try:
@@ -474,18 +487,20 @@ class EpochLoop:
             node_limit=None if self.node_limit is None
             else self.node_limit - (cut.nodes - self.carried),
             t_offset=self.clock.elapsed(), peer_timeout=self.transport.peer_timeout,
-            threads=self.transport.threads)
+            threads=self.transport.threads,
+            proof=None if self.proof is None else self.proof.epoch_name(self.search_id,
+                                                                        self.epoch))
         run = self.transport.run_epoch(self, spec, cut)
         if run.interrupted:
             # first Ctrl-C / SIGTERM: keep what the workers returned if it is a cut
             if run.abort is None and conserves(run.outcomes):
                 self._commit(run.outcomes)
             else:
-                cut.roll_back(run.outcomes)
+                discard_parts(cut.roll_back(run.outcomes))
             self.stop_reason = "interrupted"
             return
         if run.abort is not None:
-            cut.roll_back(run.outcomes)
+            discard_parts(cut.roll_back(run.outcomes))
             self._aborts_in_row += 1
             logger.info("epoch %d aborted (%s); rolled back to the last cut", self.epoch, run.abort)
             if self._aborts_in_row >= MAX_CONSECUTIVE_ABORTS:
@@ -571,6 +586,9 @@ def run_epochs(problem: Problem, transport: Transport, **kwargs) -> SearchResult
     loop = EpochLoop(problem, transport, **kwargs)
     try:
         loop.run()
-        return loop.result()
+        result = loop.result()
+        if loop.proof is not None:      # the records of exactly the committed history
+            finish_proof(problem, result, loop.proof, loop.cut.proof_parts)
+        return result
     finally:
         loop.close()

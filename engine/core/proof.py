@@ -25,6 +25,14 @@ problem owns what a record means and how records become a proof:
     or nothing where the result proves nothing; returns the figures for
     ``result.info["proof"]``.
 
+The engine keeps one part per stack and epoch (a lane's, or the sequential stack's:
+:func:`open_part`), so a part's fate is its epoch's: the epoch's outcome names its
+parts, a committed epoch's join the cut's list (``Cut.proof_parts``, kept across
+checkpoints and resumes), a rolled-back epoch's are deleted (:func:`discard_parts`), and
+the proof is made from the final cut's list alone.  Whichever stack expanded a node,
+the elaboration merges every part (the argument is in
+:class:`stealsearch.engine.core.worker.WorkerSearch`).
+
 Why a record is written when a node is *expanded*: it is the one moment a node's
 justification (its bound, its children) exists in full, and a node that is never
 expanded is either pruned by its parent's bound (the parent's steps cover it) or
@@ -34,6 +42,7 @@ at most one buffer of records in memory per stack.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -112,8 +121,7 @@ class ScaffoldBuffer:
     """A stack's scaffold buffer and the part it drains into.  ``data`` is what the
     proof kernel takes after the problem's own data."""
 
-    def __init__(self, part: PartWriter, capacity: int | None = None):
-        width = part.width
+    def __init__(self, part: PartWriter | None, width: int, capacity: int | None = None):
         if capacity is None:
             capacity = max(MIN_BUFFER_RECORDS, BUFFER_BYTES // (8 * width))
         self.part = part
@@ -128,49 +136,102 @@ class ScaffoldBuffer:
         """Append the buffered records to the part and empty the buffer."""
         k = int(self.fill[0])
         if k:
+            if self.part is None:
+                raise RuntimeError("scaffold records with no part to drain them into")
             self.part.write(self.records[:k])
             self.fill[0] = 0
 
 
 class ProofParts:
     """The parts of one search's scaffold: a folder beside the proof's prefix (so that
-    the scaffold and the proof share a disk), removed by :meth:`cleanup`."""
+    the scaffold and the proof share a disk), removed by :meth:`cleanup`.
+
+    Every epoch writes parts of its own into the folder (:func:`open_part`, named by
+    :meth:`epoch_name`); which of them are the search's is the cut's business
+    (:attr:`stealsearch.engine.core.epochs.Cut.proof_parts`): :meth:`keep` takes the
+    final cut's list, which may also name parts in a checkpoint's folder (a resumed
+    search), and only those are read for the proof."""
 
     def __init__(self, prefix, width: int):
+        self.prefix = os.fspath(prefix)
         opb, _ = proof_paths(prefix)
         parent = opb.parent if str(opb.parent) else Path(".")
         self.dir = Path(tempfile.mkdtemp(prefix=opb.name[:-4] + ".parts-", dir=parent))
         self.width = int(width)
-        self.writers: list[PartWriter] = []
+        #: the kept parts, ``[(path, records)]``, in the order they were committed
+        self.kept: list[tuple[Path, int]] = []
 
-    def new_part(self, name: str) -> PartWriter:
-        writer = PartWriter(self.dir / f"{name}.{len(self.writers)}.rec", self.width)
-        self.writers.append(writer)
-        return writer
+    def epoch_name(self, search_id: str, epoch: int) -> tuple[str, str]:
+        """``EpochSpec.proof`` of one epoch: (this folder, the part-name prefix)."""
+        return str(self.dir), f"{search_id}.{epoch}"
 
-    def close(self) -> None:
-        for w in self.writers:
-            w.close()
+    def keep(self, parts) -> None:
+        """The parts the proof is made of: the final cut's ``proof_parts``."""
+        self.kept = [(Path(path), int(records)) for path, records in parts]
 
     def paths(self) -> list[Path]:
-        """The parts written, in the order they were made."""
-        return [w.path for w in self.writers]
+        """The kept parts, in the order they were committed."""
+        return [path for path, _ in self.kept]
 
     @property
     def records(self) -> int:
-        return sum(w.records for w in self.writers)
+        return sum(records for _, records in self.kept)
 
     @property
     def nbytes(self) -> int:
-        return sum(w.nbytes for w in self.writers)
+        return self.records * self.width * 8
 
     def scratch(self, name: str) -> Path:
         """A path in the parts' folder for the problem's own intermediate files."""
         return self.dir / name
 
     def cleanup(self) -> None:
-        self.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def open_part(proof, rank: int, lane: int, width: int) -> PartWriter:
+    """The part lane ``lane`` of worker ``rank`` writes in the epoch whose
+    ``EpochSpec.proof`` is ``proof`` (folder, name prefix): ``PREFIX.RANK.LANE.rec``.
+    One writer per part and one part per lane and epoch, so no two threads ever append
+    to one file."""
+    folder, name = proof
+    return PartWriter(Path(folder) / f"{name}.{rank}.{lane}.rec", width)
+
+
+def close_part(writer: PartWriter | None) -> tuple:
+    """The epoch's end for one part: closed, and ``((path, records),)`` for the outcome,
+    or ``()`` (and the empty file removed) when it holds no record."""
+    if writer is None:
+        return ()
+    writer.close()
+    if not writer.records:
+        try:
+            writer.path.unlink()
+        except OSError:
+            pass
+        return ()
+    return ((str(writer.path), writer.records),)
+
+
+def discard_parts(parts) -> None:
+    """Delete the parts of a rolled-back epoch (``[(path, records)]``): the nodes they
+    record are expanded again from the old cut, and recorded again then."""
+    for path, _ in parts:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def part_sha256(path) -> str:
+    """SHA-256 of a part, read a block at a time."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(1 << 20)
+            if not block:
+                return h.hexdigest()
+            h.update(block)
 
 
 def read_records(path, width: int, block: int = READ_BLOCK_RECORDS):
@@ -187,25 +248,28 @@ def read_records(path, width: int, block: int = READ_BLOCK_RECORDS):
             yield np.fromfile(fh, dtype=np.int64, count=k * width).reshape(k, width)
 
 
-def attach_scaffold(stack, part: PartWriter) -> ScaffoldBuffer:
+def attach_scaffold(stack, part: PartWriter | None = None) -> ScaffoldBuffer:
     """Make ``stack`` (a :class:`~stealsearch.engine.core.stack.LocalStack`) run its
-    problem's proof kernel, its records drained into ``part`` after every chunk."""
+    problem's proof kernel, its records drained into ``part`` after every chunk
+    (``buffer.part``: set it before a chunk that expands nodes; a budget of 0, which
+    loads the kernel, records nothing)."""
     problem = stack.problem
-    buffer = ScaffoldBuffer(part)
+    buffer = ScaffoldBuffer(part, int(problem.proof_record_width))
     stack.kernel = problem.proof_kernel
     stack.data = tuple(stack.data) + buffer.data
     stack.scaffold = buffer
     return buffer
 
 
-def finish_proof(problem, prefix, result, parts: ProofParts) -> dict:
-    """After the search: the parts closed, the problem's model and proof written (or
-    not, where the result proves nothing), the figures in ``result.info["proof"]``."""
+def finish_proof(problem, result, parts: ProofParts, kept) -> dict:
+    """After the search: ``kept`` (the final cut's parts) are the proof's records, the
+    problem's model and proof written (or not, where the result proves nothing), the
+    figures in ``result.info["proof"]``."""
     import time
 
-    parts.close()
+    parts.keep(kept)
     t0 = time.perf_counter()
-    info = dict(problem.write_proof(prefix, result, parts))
+    info = dict(problem.write_proof(parts.prefix, result, parts))
     info["proof_seconds"] = round(time.perf_counter() - t0, 6)
     result.info["proof"] = info
     return info

@@ -30,6 +30,7 @@ import time
 from .epochs import GONE, NOT_READY, EpochOutcome, EpochSpec, handler_name
 from .outcome import improve
 from .problem import IMPROVED, Mode, reduce_counters
+from .proof import attach_scaffold, close_part, open_part
 from .result import WorkerStats
 from .stack import BudgetTuner, make_stack
 from .stealstack import SharedPortion
@@ -145,6 +146,22 @@ class WorkerSearch:
       budget of what is left and returns the unused part after the chunk, so the
       worker's nodes never pass its grant and grants never sum past the limit.
 
+    Proofs (``spec.proof``): each lane runs the problem's proof kernel, which records
+    every node the lane expands; the lane's own thread drains the records into the
+    lane's part for this epoch after each chunk (no lock: one writer per file).  The
+    outcome names the parts with its counters, and the parts share the epoch's fate
+    (kept on commit, deleted on roll-back: :mod:`stealsearch.engine.core.loop`).  Why the
+    records of different lanes still make one valid proof: a record is about an
+    *expansion*, which happens on exactly one stack, and rows (RELEASE, ACQUIRE, STEAL)
+    move unexpanded nodes, never records; so, with the argument above, every node the
+    committed counters count has exactly one record, in the part of the lane that
+    expanded it.  A node's proof steps need only the node's record, the final bound and
+    its children's steps (:mod:`stealsearch.problems.clique.proof`); the elaboration
+    merges every part and writes deeper levels first, so whichever lane expanded a
+    child, its steps precede its parent's.  A lane's incumbent may lag the others'
+    (it expands more), never exceed the final best: every step holds for any
+    incumbent up to it.  A stuck lane fails the epoch: its part is never read.
+
     Idle lanes: a lane that runs dry ACQUIREs; if the portion is empty it is counted
     *hungry* and busy siblings release rows for it at their next chunk even below the
     threshold.  While any lane holds a row the process keeps its credit and does not steal
@@ -163,6 +180,14 @@ class WorkerSearch:
         n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
         self.stack = self.lanes[0].stack
+        # a proof: each lane drains its scaffold into a part of its own for this epoch
+        # (the part's fate is the epoch's: see the class docstring)
+        self.parts = []
+        if spec.proof is not None:
+            for lane in self.lanes:
+                part = open_part(spec.proof, rank, lane.index, problem.proof_record_width)
+                self.parts.append(part)
+                attach_scaffold(lane.stack, part)
         for i, lane in enumerate(self.lanes):   # the dealt rows, round-robin over the lanes
             if i < len(rows):
                 lane.stack.push(rows[i::n_lanes])
@@ -639,6 +664,11 @@ class WorkerSearch:
         left = codec.concat([p for p in parts if len(p)])
         st.rows_left = len(left)
         counters = reduce_counters(self.problem, [lane.stack.counters for lane in self.lanes])
+        # a lane that left its loop drained its last chunk; a stuck lane's part (still
+        # open: its thread may write) is named only to be deleted with the failed epoch
+        proof_parts = tuple(
+            p for lane, part in zip(self.lanes, self.parts)
+            for p in (((str(part.path), part.records),) if lane in stuck else close_part(part)))
         return EpochOutcome(
             rank=self.rank, address=self.worker.address, rows=left,
             counters=counters, best_value=self.best_value,
@@ -646,4 +676,5 @@ class WorkerSearch:
             rows_left_shared=len(left_shared), stop_reason=self.stop_reason,
             failure=self.failure,
             coordinator=None if self.endpoint is None else self.endpoint.coordinator.snapshot(),
-            failed_peers=() if self.failed_otherwise else tuple(sorted(self.failed_peers)))
+            failed_peers=() if self.failed_otherwise else tuple(sorted(self.failed_peers)),
+            proof_parts=proof_parts)

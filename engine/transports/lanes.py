@@ -15,6 +15,10 @@ it.  Limits: the time limit is the epochs' ``time_left``, the node limit the
 coordinator's grant (the count never passes it), Ctrl-C stops the running epoch with
 the result so far.
 
+A proof (``solve(..., proof=PREFIX)``): each lane of each epoch writes its own part
+(:class:`stealsearch.engine.core.worker.WorkerSearch`), a local file already, so
+nothing here moves records; the epoch loop keeps or deletes them with the epoch.
+
 The ramp-up's first phase (:mod:`stealsearch.engine.transports.rampup`) runs here too, for a problem
 whose node code does not hold the GIL: ``hand_over`` is asked by the main thread every
 ``HANDOVER_POLL`` seconds (with the chunks run so far); True stops the running epoch with
@@ -37,6 +41,7 @@ from ..core.epochs import COORDINATOR_OPS, GONE, PEER_TIMEOUT, Cut, EpochSpec, h
 from ..core.errors import SearchFailed
 from ..core.loop import EpochRun, Transport
 from ..core.problem import Problem
+from ..core.proof import attach_scaffold
 from ..core.stack import make_stack
 from ..core.worker import WorkerSearch
 
@@ -126,8 +131,12 @@ class Lanes(Transport):
 
     def prepare(self, loop) -> None:
         self.worker = InProcessWorker(self.idle_worker)
-        # load the kernel (numba's cache: up to ~1 s cold) before the search clock starts
-        make_stack(loop.problem).run(0, loop.cut.incumbent(loop.problem))
+        # load the kernel (numba's cache: up to ~1 s cold) before the search clock starts;
+        # a proof's lanes run the proof kernel (an empty budget records nothing)
+        stack = make_stack(loop.problem)
+        if loop.proof is not None:
+            attach_scaffold(stack)
+        stack.run(0, loop.cut.incumbent(loop.problem))
 
     def desc(self, problem: Problem) -> str:
         return self._desc or f"{problem.name} on {self.threads} threads"

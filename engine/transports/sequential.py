@@ -32,7 +32,7 @@ from ..core.loop import EpochRun, Transport, run_epochs
 from ..core.outcome import improve
 from ..core.policy import StealPolicy
 from ..core.problem import IMPROVED, Mode, Problem
-from ..core.proof import ProofParts, ProofUnavailable, attach_scaffold, finish_proof
+from ..core.proof import ProofParts, attach_scaffold, close_part, open_part
 from ..core.result import SearchResult, WorkerStats
 from ..core.stack import BudgetTuner, make_stack
 
@@ -55,10 +55,8 @@ class OneStack(Transport):
     idle_worker = NAME
 
     def __init__(self, problem: Problem, *, stack=None, desc: str | None = None,
-                 between_chunks=None, scaffold=None):
+                 between_chunks=None):
         self.stack = stack if stack is not None else make_stack(problem)
-        if scaffold is not None:        # a proof's part: its records, chunk by chunk
-            attach_scaffold(self.stack, scaffold)
         self.tuner = None
         self.between_chunks = between_chunks
         self._desc = desc
@@ -70,7 +68,10 @@ class OneStack(Transport):
 
     def prepare(self, loop) -> None:
         # load the kernel (numba's cache: up to ~1 s cold) before the search clock starts
-        # (an empty budget expands nothing)
+        # (an empty budget expands nothing); a proof's search runs the proof kernel, its
+        # records drained into each epoch's part (run_epoch)
+        if loop.proof is not None and self.stack.scaffold is None:
+            attach_scaffold(self.stack)
         self.stack.run(0, loop.cut.incumbent(loop.problem))
 
     def peers(self, loop) -> list[str]:
@@ -85,6 +86,9 @@ class OneStack(Transport):
             stack.push(cut.rows(stack.codec))
             dealt, self._dealt = len(stack), True
         stack.counters[:] = 0              # this epoch's nodes (the cut holds the rest)
+        part = None
+        if spec.proof is not None:         # this epoch's records: a part of its own
+            part = stack.scaffold.part = open_part(spec.proof, 0, 0, problem.proof_record_width)
         base, incumbent = cut.nodes, spec.incumbent
         best_value = best_buffer = None
         history: list = []
@@ -146,10 +150,14 @@ class OneStack(Transport):
         stats.rows_left = len(stack)
         # a hand-over takes the rows off this stack (it never runs again); else they stay
         rows = stack.take_all() if reason == "handover" else stack.live().copy()
+        if part is not None:    # the part records this epoch's nodes (a no-op drain but
+            stack.scaffold.drain()      # after a Ctrl-C between a chunk and its drain)
+            stack.scaffold.part = None
         return EpochRun([EpochOutcome(
             rank=0, address=NAME, rows=rows, counters=stack.counters.copy(),
             best_value=best_value, best_buffer=best_buffer, history=history, stats=stats,
-            rows_left_shared=0, stop_reason=reason, failure=None)])
+            rows_left_shared=0, stop_reason=reason, failure=None,
+            proof_parts=close_part(part))])
 
     def _before_hold(self, loop, cut: Cut) -> int | None:
         """Nodes this run may still expand before the ramp-up's hold (None: no hold)."""
@@ -173,31 +181,24 @@ def run_sequential(problem: Problem, *, policy: StealPolicy | None = None,
     be read afterwards).  ``threads`` > 1: that many search threads (lanes) on one
     shared portion (:mod:`stealsearch.engine.transports.lanes`).  ``proof``: a file
     name prefix; the problem (its proof form, :func:`stealsearch.engine.core.proof.proof_problem`)
-    logs its scaffold into one part, and after the search writes ``PREFIX.opb`` and
-    ``PREFIX.pbp`` (one stack only, from the root)."""
+    logs its scaffold, a part per stack and epoch, and after the search writes
+    ``PREFIX.opb`` and ``PREFIX.pbp`` from the committed parts (a resumed ``cut``'s
+    included: :mod:`stealsearch.engine.core.loop`)."""
     t0 = time.perf_counter()
     parts = None
     if proof is not None:
-        if threads > 1 or cut is not None:
-            raise ProofUnavailable("a proof is logged by one stack from the root: not with "
-                                   "threads or from a checkpoint")
         parts = ProofParts(proof, problem.proof_record_width)
-        transport = OneStack(problem, scaffold=parts.new_part(NAME))
-    elif threads > 1:
+    if threads > 1:
         from .lanes import Lanes
         transport = Lanes(threads)
     else:
         transport = OneStack(problem)
     try:
-        result = run_epochs(problem, transport, policy=policy, time_limit=time_limit,
-                            node_limit=node_limit, progress=progress, checkpoint=checkpoint,
-                            checkpoint_every=checkpoint_every,
-                            checkpoint_info=checkpoint_info,
-                            checkpoint_required=checkpoint_required, cut=cut,
-                            estimate=estimate, t0=t0)
-        if parts is not None:
-            finish_proof(problem, proof, result, parts)
-        return result
+        return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
+                          node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                          checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                          checkpoint_required=checkpoint_required, cut=cut, estimate=estimate,
+                          t0=t0, proof=parts)
     finally:
         if parts is not None:
             parts.cleanup()

@@ -1,9 +1,15 @@
 """Proofs of clique answers (``--prove``): the model rebuilt here from the graph alone, the
-proof of the sequential backend accepted by the project's checker (and by VeriPB where a
-``veripb`` is on PATH), and tampered proofs rejected by both."""
+proofs of the sequential backend and of lanes (random policies, hand-overs between lanes
+forced by a hook, epochs cut at node counts and rolled back by force, a checkpoint and
+its resume) accepted by the project's checker (and by VeriPB where a ``veripb`` is on
+PATH), and tampered proofs rejected by both."""
+import dataclasses
 import json
+import random
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +17,12 @@ import pytest
 
 from stealsearch.check_proof import ProofRejected, check_files
 from stealsearch.cli import main
-from stealsearch.engine.core.proof import ProofUnavailable
+from stealsearch.engine import StealPolicy, resume
+from stealsearch.engine.core.checkpoint import CheckpointError, read_manifest
+from stealsearch.engine.core.loop import EpochRun, run_epochs
+from stealsearch.engine.core.proof import ProofParts, ProofUnavailable
 from stealsearch.engine.solve import solve
+from stealsearch.engine.transports.lanes import Lanes
 from stealsearch.problems.clique import CliqueProblem, Graph, gnp
 
 VERIPB = shutil.which("veripb")
@@ -162,7 +172,7 @@ def test_cli_prove_and_check_proof(tmp_path, capsys):
     assert "rejected" in capsys.readouterr().err
     assert main(["check-proof", str(tmp_path / "absent")]) == 2
     assert "no such file" in capsys.readouterr().err
-    for extra in (["--workers", "2"], ["--sequential", "--bound", "maxsat"],
+    for extra in (["--workers", "2"], ["--ramp-up"], ["--sequential", "--bound", "maxsat"],
                   ["--sequential", "--mode", "count"]):
         assert main(["clique", "--gnp", "20", "0.5"] + extra + ["--prove", prefix + "x"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
@@ -199,3 +209,230 @@ def test_a_full_scaffold_buffer_is_drained_and_nothing_is_lost(tmp_path, monkeyp
     assert result.nodes == plain.nodes > 30 and result.objective == plain.objective
     assert result.info["proof"]["records"] == result.nodes
     assert accepted(opb, pbp)
+
+
+# -- lanes: the parts of every lane and epoch merged ----------------------------------------
+#: a bound on any wait of these tests (a hang check, never a speed figure)
+HANG = 120
+
+
+class CutEvery(Lanes):
+    """Lanes whose every epoch ends after ``quota`` nodes (a forced cut, as the ramp-up's
+    hold makes one; None: only when the tree is searched), the epochs numbered in
+    ``abort`` rolled back by force after they ran (as a lost worker's are): their parts
+    must be deleted and their nodes recorded again from the old cut."""
+
+    def __init__(self, threads, quota=None, abort=()):
+        super().__init__(threads)
+        self.quota, self.abort = quota, set(abort)
+        self.discarded: list[str] = []
+
+    def run_epoch(self, loop, spec, cut):
+        spec = dataclasses.replace(spec, epoch_seconds=HANG, node_limit=self.quota)
+        run = super().run_epoch(loop, spec, cut)
+        out = run.outcomes[0]
+        if "node_limit" in (out.stop_reason, out.coordinator.get("stop_reason")):
+            out.stop_reason = out.coordinator["stop_reason"] = "cut"    # the search goes on
+        if spec.epoch in self.abort:
+            self.discarded += [path for path, _ in out.proof_parts]
+            return EpochRun(run.outcomes, abort="forced")
+        return run
+
+
+def prove_on(tmp_path, problem, transport, policy=None, name="lanes"):
+    """``problem`` proved on ``transport`` by the one epoch loop; the files' paths."""
+    prefix = str(tmp_path / name)
+    problem = problem.proof_problem()
+    parts = ProofParts(prefix, problem.proof_record_width)
+    try:
+        result = run_epochs(problem, transport, policy=policy, proof=parts)
+    finally:
+        parts.cleanup()
+    return result, Path(prefix + ".opb"), Path(prefix + ".pbp")
+
+
+@pytest.fixture
+def hand_overs(monkeypatch):
+    """A hook that forces hand-overs between lanes: lane 0 (dealt the root) may not
+    ACQUIRE while the shared portion holds rows until another lane has acquired some,
+    so what lane 0 released is expanded by its siblings.  The wait ends on the epoch's
+    stop (never a timing bet).  Yields the rows the other lanes acquired."""
+    from stealsearch.engine.core import stealstack, worker
+
+    real_acquire, real_init = stealstack.SharedPortion.acquire, worker.WorkerSearch.__init__
+    searches, taken = [], {"others": 0}
+    other = threading.Event()
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        searches.append(self)
+
+    def acquire(self, a, lane=None):
+        if lane is not None and lane.index == 0:
+            stop, until = searches[-1].stop_event, time.monotonic() + HANG
+            while len(self) and not other.is_set() and not stop.is_set() \
+                    and time.monotonic() < until:
+                other.wait(0.002)
+        rows = real_acquire(self, a, lane)
+        if rows is not None and lane is not None and lane.index != 0:
+            taken["others"] += len(rows)
+            other.set()
+        return rows
+
+    monkeypatch.setattr(worker.WorkerSearch, "__init__", init)
+    monkeypatch.setattr(stealstack.SharedPortion, "acquire", acquire)
+    yield taken
+
+
+def random_policy(rng):
+    return StealPolicy(k=rng.choice([1, 2, 8]), release_threshold=rng.choice([1, 2, 8]),
+                       acquire=rng.choice([1, 4, 64]), budget=rng.choice([1, 5, 50]),
+                       chunk_seconds=None, steal_half=rng.random() < 0.5)
+
+
+LANE_CASES = [(int(n), float(p), s) for s, (n, p) in enumerate(zip(
+    np.random.default_rng(37).integers(25, 41, 6),
+    np.random.default_rng(38).choice([0.6, 0.7, 0.8], 6)))]
+
+
+@pytest.mark.parametrize("n,p,s", LANE_CASES)
+def test_lanes_proof_with_forced_hand_overs_cuts_and_a_rollback(tmp_path, hand_overs, n, p, s):
+    """Random G(n, p), 2-4 lanes, a random policy, epochs cut every few nodes and one
+    rolled back by force, lane 0's releases handed to its siblings by the hook: one
+    record per committed node (none of the rolled-back epoch's), and the merged proof
+    checks against the model rebuilt here."""
+    rng = random.Random(s)
+    g = gnp(n, p, seed=100 + s)
+    threads, quota = rng.choice([2, 3, 4]), rng.choice([3, 7, 20])
+    problem = CliqueProblem(g, heuristic=rng.choice(["none", "none", "greedy"]),
+                            order=rng.choice(["degeneracy", "degree"]))
+    transport = CutEvery(threads, quota, abort={2})
+    result, opb, pbp = prove_on(tmp_path, problem, transport, random_policy(rng))
+    plain = solve(CliqueProblem(g, heuristic="none"), backend="sequential")
+    assert result.status == "optimal" and result.objective == plain.objective
+    assert result.info["proof"]["records"] == result.nodes
+    if result.epochs >= 2:                        # epoch 2 ran: rolled back, its parts gone
+        assert result.recoveries == 1 and transport.discarded
+        assert not any(Path(p).exists() for p in transport.discarded)
+    assert opb.read_text() == model_text(g)
+    assert accepted(rebuilt_model(tmp_path, g), pbp)
+
+
+def test_lanes_proof_with_hand_overs_in_one_epoch(tmp_path, hand_overs):
+    """One epoch (it ends when the tree is searched), 3 lanes, lane 0 dealt the root:
+    the hook makes its siblings expand what it releases; the proof merges the three
+    lanes' parts and checks."""
+    g = gnp(40, 0.75, seed=2)
+    pol = StealPolicy(k=1, release_threshold=1, acquire=1, budget=2, chunk_seconds=None)
+    result, opb, pbp = prove_on(tmp_path, CliqueProblem(g, heuristic="none"), CutEvery(3), pol)
+    assert result.epochs == 1 and hand_overs["others"] > 0
+    assert result.info["proof"]["records"] == result.nodes
+    assert accepted(rebuilt_model(tmp_path, g), pbp)
+
+
+def test_lanes_proof_many_epochs_and_rollbacks(tmp_path):
+    """3 lanes, an epoch every 3 nodes, epochs 2 and 5 rolled back by force.  Every run
+    of this graph expands at least the 45 nodes whose bound exceeds its clique number
+    (so at least 15 epochs, whatever the order): every committed epoch's parts are
+    merged, none of the rolled-back epochs', and the proof checks."""
+    g = gnp(40, 0.75, seed=2)
+    minimal = solve(CliqueProblem(g, heuristic="amts", bound="colour"), backend="sequential")
+    assert minimal.nodes == 45
+    transport = CutEvery(3, quota=3, abort={2, 5})
+    pol = StealPolicy(k=1, release_threshold=1, acquire=1, budget=2, chunk_seconds=None)
+    result, opb, pbp = prove_on(tmp_path, CliqueProblem(g, heuristic="none"), transport, pol)
+    assert result.nodes >= 45 and result.epochs >= 15 and result.recoveries == 2
+    assert transport.discarded and not any(Path(p).exists() for p in transport.discarded)
+    assert result.info["proof"]["records"] == result.nodes
+    assert accepted(rebuilt_model(tmp_path, g), pbp)
+
+
+def test_decide_proof_on_lanes(tmp_path):
+    """--mode decide --k (omega + 1) on lanes: no clique, the unsatisfiability proof."""
+    g = gnp(36, 0.7, seed=8)
+    omega = solve(CliqueProblem(g), backend="sequential").objective
+    prefix = tmp_path / "decide"
+    result = solve(CliqueProblem(g, mode="decide", k=omega + 1), backend="sequential",
+                   threads_per_worker=3, proof=str(prefix))
+    assert result.status == "none" and result.info["proof"]["records"] == result.nodes
+    assert accepted(rebuilt_model(tmp_path, g, omega + 1), f"{prefix}.pbp")
+
+
+# -- checkpoint and resume --------------------------------------------------------------------
+@pytest.mark.parametrize("first,then", [(1, 2), (3, 1)])
+def test_checkpointed_stop_then_resume_continues_the_proof(tmp_path, first, then):
+    """Stopped at a node count with a checkpoint (no proof: the search did not finish;
+    the cut keeps its parts, each with its count and SHA-256), resumed with a proof on
+    another number of lanes: the proof covers the nodes of both runs, and checks."""
+    g = gnp(40, 0.85, seed=21)
+    problem = CliqueProblem(g, heuristic="none")
+    ck = str(tmp_path / "ck")
+    stopped = solve(problem, backend="sequential", threads_per_worker=first, node_limit=40,
+                    checkpoint=ck, proof=str(tmp_path / "first"))
+    assert stopped.status == "interrupted" and not stopped.info["proof"]["written"]
+    parts = read_manifest(ck)["proof_parts"]
+    assert parts and sum(records for _, records, _ in parts) == stopped.nodes == 40
+    assert all(len(sha) == 64 for _, _, sha in parts)
+    prefix = tmp_path / "resumed"
+    done = resume(ck, backend="sequential", threads_per_worker=then, proof=str(prefix))
+    assert done.status == "optimal" and done.nodes > 40
+    assert done.info["proof"]["records"] == done.nodes
+    assert accepted(rebuilt_model(tmp_path, g), f"{prefix}.pbp")
+
+
+def test_resume_with_a_proof_refuses_what_it_cannot_continue(tmp_path):
+    """A checkpoint of a search that logged no proof, one whose part was altered, and
+    one a resume without a proof continued, are refused before any search."""
+    g = gnp(40, 0.85, seed=21)
+    plain_ck, ck = str(tmp_path / "plain"), str(tmp_path / "ck")
+    solve(CliqueProblem(g, bound="colour"), backend="sequential", node_limit=30,
+          checkpoint=plain_ck)
+    with pytest.raises(ProofUnavailable, match="logged no proof"):
+        resume(plain_ck, backend="sequential", proof=str(tmp_path / "x"))
+    solve(CliqueProblem(g), backend="sequential", threads_per_worker=2, node_limit=30,
+          checkpoint=ck, proof=str(tmp_path / "y"))
+    name = read_manifest(ck)["proof_parts"][0][0]
+    part = Path(ck) / "proof" / name
+    data = bytearray(part.read_bytes())
+    data[8] ^= 1
+    part.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="corrupt"):
+        resume(ck, backend="sequential", proof=str(tmp_path / "z"))
+    assert not (tmp_path / "z.pbp").exists()
+    # a resume without a proof ends the proof: its nodes are recorded nowhere
+    proof_ck = str(tmp_path / "ck2")
+    solve(CliqueProblem(g), backend="sequential", node_limit=30, checkpoint=proof_ck,
+          proof=str(tmp_path / "w"))
+    resume(proof_ck, backend="sequential", node_limit=10)
+    assert "proof_parts" not in read_manifest(proof_ck)
+    with pytest.raises(ProofUnavailable, match="logged no proof"):
+        resume(proof_ck, backend="sequential", proof=str(tmp_path / "v"))
+
+
+def test_resume_without_a_proof_goes_on_as_the_proof_search(tmp_path):
+    """A dense graph, where "auto" picks a bound that logs no proof: the checkpoint of its
+    proof's search (the colour bound) resumes from the graph rebuilt, without a proof,
+    as that search."""
+    g = gnp(60, 0.9, seed=1)
+    ck = str(tmp_path / "ck")
+    stopped = solve(CliqueProblem(g), backend="sequential", node_limit=5, checkpoint=ck,
+                    proof=str(tmp_path / "p"))
+    assert stopped.status == "interrupted" and "colour" in stopped.info["proof"]["note"]
+    done = resume(ck, CliqueProblem(g), backend="sequential")
+    assert done.status == "optimal" and done.verified
+    assert done.objective == solve(CliqueProblem(g), backend="sequential").objective
+
+
+def test_cli_prove_on_the_default_backend_and_lanes(tmp_path, capsys):
+    """``clique --prove`` with no backend flag (lanes on every usable core here) and
+    with ``--sequential --threads-per-worker 3``: both proofs check."""
+    g = gnp(35, 0.6, seed=9)
+    for name, extra in (("auto", []), ("lanes", ["--sequential", "--threads-per-worker", "3"])):
+        prefix = str(tmp_path / name)
+        argv = ["clique", "--gnp", "35", "0.6", "--seed", "9", "--json", "--prove", prefix]
+        assert main(argv + extra) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["proof"]["written"] and out["proof"]["records"] == out["nodes"]
+        assert main(["check-proof", prefix]) == 0
+        capsys.readouterr()
+        assert accepted(rebuilt_model(tmp_path, g), prefix + ".pbp")
