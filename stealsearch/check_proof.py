@@ -548,13 +548,18 @@ def _solution(args: list, model: Model, db: Database, verdict: Verdict, number: 
 
 # -- the command ---------------------------------------------------------------------------
 def register(subparsers) -> None:
+    from stealsearch.engine.app.commandline import example_epilog
+
     p = subparsers.add_parser(
         "check-proof", help="check a proof written by --prove PREFIX (PREFIX.opb, PREFIX.pbp)",
         description="Check the pseudo-Boolean proof PREFIX.pbp of the model PREFIX.opb with "
                     "a checker of its own (no code shared with the search).  Exit 0: a "
                     "contradiction derived and claimed; 1: the proof does not check; 2: a "
                     "file cannot be read.  VeriPB checks the same files: "
-                    "veripb PREFIX.opb PREFIX.pbp")
+                    "veripb PREFIX.opb PREFIX.pbp",
+        epilog=example_epilog(
+            "stealsearch clique tests/clique/data/hamming6-2.clq --sequential --prove proof",
+            "stealsearch check-proof proof"))
     p.add_argument("prefix", metavar="PREFIX", help="the files PREFIX.opb and PREFIX.pbp")
     p.add_argument("--model", metavar="FILE", default=None,
                    help="check against this model instead of PREFIX.opb (one rebuilt "

@@ -472,6 +472,8 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None, here: bool = 
     where = {} if backend == "sequential" else dict(
         workers=args.workers, scheduler=args.scheduler, cluster_config=args.cluster_config,
         **cluster_options(args))
+    if proof is not None:
+        kwargs["proof"] = proof
     resume_from = getattr(args, "resume_from", None)
     if resume_from is not None:
         from ..solve import resume
@@ -485,8 +487,6 @@ def solve_from_args(problem, args: argparse.Namespace, proof=None, here: bool = 
         from .timing import warm_up
 
         warm_up(problem)        # the printed search time excludes loading the kernel
-    if proof is not None:
-        kwargs["proof"] = proof
     before = compile_seconds()
     return _checked(args, _with_compiles(solve(problem, backend=backend, **where, **kwargs),
                                          args, before))

@@ -169,7 +169,7 @@ class LiveLine:
     MAX_BOUND_ROWS = 100_000
 
     def __init__(self, problem: Problem, progress: bool, desc: str, estimate=None,
-                 codec=None):
+                 codec=None, nodes: int = 0, elapsed: float = 0.0):
         self.sense = problem.objective_sense
         self.problem, self.codec = problem, codec
         # the incumbent (best so far) and the proven bound, in the engine's sense (max):
@@ -180,7 +180,8 @@ class LiveLine:
             self.best = int(problem.initial_incumbent())
         self.bound_value = None
         self._bound_at = float("-inf")
-        self.bar = Progress(progress, desc=desc)
+        # a hand-over's or a resumed cut's line goes on from its count and its time
+        self.bar = Progress(progress, desc=desc, nodes=nodes, elapsed=elapsed)
         self.est = None
         if estimate is None:
             estimate = progress
@@ -353,7 +354,7 @@ class EpochLoop:
         except OSError as exc:
             self._checkpoint_failed(exc)
         self.live = LiveLine(problem, progress, transport.desc(problem), estimate,
-                             codec=self.codec)
+                             codec=self.codec, nodes=self.carried, elapsed=self.cut.elapsed)
         self.search_id = uuid.uuid4().hex[:12]
         self.epoch = 0
         #: cuts this run committed (the first comes sooner: FIRST_CUT_FRACTION)

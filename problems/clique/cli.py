@@ -21,10 +21,11 @@ nodes, ..., ``solution`` as the graph's labels) with ``graph``, ``n``, ``m``,
 Every reported clique is checked by :func:`stealsearch.problems.clique.verify.check_clique`, which
 reads only the graph: a clique of the reported size always, and maximal too when the
 status is ``optimal``.  An interrupted search reports its incumbent as found (it need
-not be maximal) with the proven bound.  ``--prove PREFIX`` (with ``--sequential``) also
-writes the model ``PREFIX.opb`` and a VeriPB proof ``PREFIX.pbp`` that no larger clique
-exists (:mod:`stealsearch.problems.clique.proof`); ``stealsearch check-proof PREFIX``
-checks it.
+not be maximal) with the proven bound.  ``--prove PREFIX`` (in this process: no place
+flag, or ``--sequential``) also writes the model ``PREFIX.opb`` and a VeriPB proof
+``PREFIX.pbp`` that no larger clique exists (:mod:`stealsearch.problems.clique.proof`);
+``stealsearch check-proof PREFIX`` checks it, and ``stealsearch resume DIR --prove
+PREFIX`` continues the proof of a search checkpointed with ``--checkpoint DIR``.
 """
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def register(subparsers) -> None:
                    help="write the result (the --json object, the clique included) to FILE")
     p.add_argument("--prove", default=None, metavar="PREFIX",
                    help="write the model PREFIX.opb and a proof PREFIX.pbp of the answer "
-                        "(--mode max or decide, with --sequential); check it with "
+                        "(--mode max or decide; in this process: no place flag, or "
+                        "--sequential); check it with "
                         "'stealsearch check-proof PREFIX' or 'veripb PREFIX.opb PREFIX.pbp'")
     p.set_defaults(func=run_clique)
 

@@ -436,3 +436,29 @@ def test_cli_prove_on_the_default_backend_and_lanes(tmp_path, capsys):
         assert main(["check-proof", prefix]) == 0
         capsys.readouterr()
         assert accepted(rebuilt_model(tmp_path, g), prefix + ".pbp")
+
+
+def test_cli_checkpointed_stop_then_resume_with_prove(tmp_path, capsys):
+    """``clique --prove --checkpoint DIR`` stopped at a node count writes no proof;
+    ``resume DIR --prove PREFIX`` (the stored --prove dropped, as the stored checkpoint
+    is) finishes the search and writes the proof of all of it; both checkers accept.
+    The finished search's checkpoint keeps every part: resumed again, the same proof."""
+    g = gnp(40, 0.85, seed=21)
+    ck, first, final = (str(tmp_path / n) for n in ("ck", "first", "final"))
+    argv = ["clique", "--gnp", "40", "0.85", "--seed", "21", "--heuristic", "none",
+            "--threads-per-worker", "2", "--sequential", "--json", "--node-limit", "40",
+            "--checkpoint", ck, "--prove", first]
+    main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "interrupted" and not out["proof"]["written"]
+    assert main(["resume", ck, "--sequential", "--json", "--prove", final]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "optimal" and out["proof"]["records"] == out["nodes"] > 40
+    assert not Path(first + ".pbp").exists()
+    assert main(["check-proof", final]) == 0
+    capsys.readouterr()
+    assert accepted(rebuilt_model(tmp_path, g), final + ".pbp")
+    # the final cut is checkpointed with every part: the proof can be written again
+    again = str(tmp_path / "again")
+    assert main(["resume", ck, "--sequential", "--quiet", "--prove", again]) == 0
+    assert Path(again + ".pbp").read_bytes() == Path(final + ".pbp").read_bytes()
