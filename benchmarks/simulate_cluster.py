@@ -1,0 +1,590 @@
+"""A discrete-event model of the stealstack on machines of several lanes, to predict
+scaling past what the emulated cluster holds (1,024 and 4,096 cores).
+
+It extends :mod:`stealsearch.benchmarks.simulate` (one lane per worker) with what one
+Dask worker of T lanes does.  Every rule is the engine's; where it lives:
+
+* **Dealing** (``transports/dask/driver.py: first_cut``, ``core/epochs.py: deal``,
+  ``core/worker.py: WorkerSearch.__init__``): the client expands the top row until the
+  stack holds a row per machine (at most ``SETUP_NODE_CAP`` expansions) and deals row i
+  to machine i mod M; a machine deals its rows round-robin over its lanes.
+* **Chunks** (``core/worker.py: _lane_loop``, ``core/stack.py: BudgetTuner``): a lane
+  runs ``budget`` expansions (``nodes / rate`` seconds, plus ``chunk_overhead``), cut
+  ``HUNGRY_SLICES`` times shorter while a sibling is idle or a thief waits (``hungry``,
+  ``wanted``); the tuner times the kernel alone and halves the budget after a chunk over
+  2 ``chunk_seconds``, doubles it after a full one under half.
+* **RELEASE** (``_lane_loop``; ``core/stealstack.py: SharedPortion.release``): after a
+  chunk, ``k`` bottom rows at a time while the stack holds more than the threshold;
+  then one bottom row (``ON_DEMAND_ROWS``) if the portion holds fewer than
+  ``max(reserve, 1 if hungry or wanted)`` rows and the stack two or more.  A release
+  clears ``wanted`` and wakes a waiting lane per row.
+* **ACQUIRE** (``SharedPortion.acquire``): a dry lane takes up to ``acquire`` of the
+  newest rows; one that was idle takes only its share (rows / hungry, rounded up).
+* **Idle lanes** (``_lane_loop``, ``SharedPortion.return_credit_if_empty``): a dry lane
+  with nothing to acquire becomes hungry; once no lane is active the machine is out of
+  work and one lane (the thief lock) runs FINDWORK; the others wait for a release or
+  ``idle_backoff_max``.  A fruitless thief sleeps its own back-off (not woken by a
+  release), doubling to ``idle_backoff_max``.
+* **FINDWORK** (``_findwork``, ``_share_with_siblings``; ``core/victims.py``): the
+  round's victims (ring, random, permutation or richest, ``polling`` of them) are asked
+  ``probes`` at a time; each request travels ``latency / 2``, waits for the victim's
+  event loop (a single server busy ``handler_seconds`` a message) and takes half (or
+  ``k``) of its oldest shared rows; the thief waits for the whole group, keeps every
+  row, and releases its idle siblings' share (its bottom rows) at once.
+* **Steal on demand** (``handle_steal``, ``_steal_on_demand``): a request that finds the
+  portion empty while the victim still works sets ``wanted`` and polls every
+  ``DEMAND_POLL`` for up to ``DEMAND_WAIT_CHUNKS`` chunks.
+* **Reports** (``run``, ``_report``; ``core/termination.py``): every ``REPORT_INTERVAL``
+  each machine sends rank 0 a report (a message on rank 0's loop); the reply carries
+  every shared size (what ``richest`` orders by).
+* **Termination** (``core/stealstack.py``, "Termination credit"): once the last row is
+  searched the last credit travels to rank 0 and the stop back.
+* **Dilation** (``core/worker.py: Periods``; the emulated cluster): with
+  ``policy.dilation`` D every period above is D times longer and the tuner's target is D
+  chunks of kernel time, while ``handler_seconds`` and ``chunk_overhead`` stay real: the
+  emulation's frame, in which a node costs D times its real cost (``rate`` is then the
+  emulated one).
+
+The tree is the recorded one (:class:`~stealsearch.benchmarks.simulate.Profile`, rows
+split below the recorded levels by recorded split shapes; work is conserved exactly).
+Not modelled: the GIL and the CPU spent on messages (a loop is a server of
+``handler_seconds`` a message, nothing more), the credit messages' cost, epochs, faults.
+
+Levers the engine does not have, for the model's diagnosis only (:class:`Levers`):
+``remote_rows`` (a remote steal takes enough rows for every lane of the thief) and
+``lifelines`` (X10 GLB: a machine whose round failed registers with a few buddies,
+which push it rows as soon as they have them to spare).
+
+    python -m stealsearch.benchmarks.simulate_cluster benchmarks/profiles/T1L.npz --machines 8 32 --lanes 16
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import math
+import random
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from .simulate import Machine, Profile, SimPolicy, Tree
+
+#: the engine's constants (engine/core/worker.py, engine/transports/dask/timeouts.py)
+HUNGRY_SLICES = 16
+DEMAND_WAIT_CHUNKS = 2.0
+DEMAND_POLL = 0.0005
+ON_DEMAND_ROWS = 1
+REPORT_INTERVAL = 0.1
+SETUP_NODE_CAP = 10_000
+
+
+@dataclass(frozen=True)
+class Levers:
+    """Stealing changes the engine does not make, modelled to see what they would buy.
+
+    ``remote_rows``: a steal between machines takes ``max(half, remote_rows x the
+    thief's lanes)`` of the victim's shared rows (0: the engine's half), and a victim
+    with fewer splits its lanes' stacks for it (each busy lane releases its bottom row
+    after its next chunk until the request is met or the wait ends).
+    ``lifelines``: after a fruitless round a machine registers with this many buddies
+    (the hypercube neighbours of its rank, X10 GLB); a buddy whose shared portion holds
+    two rows or more after a RELEASE pushes half of them to one registered machine
+    (one message, ``latency / 2``).  0: off (the engine).
+    ``deal_lanes``: the client expands the top until a row per *lane* (not per machine)
+    and deals them so that every lane starts with one."""
+
+    remote_rows: int = 0
+    lifelines: int = 0
+    deal_lanes: bool = False
+
+
+class _Lane:
+    __slots__ = ("i", "local", "budget", "active", "idle_since", "idle", "nodes",
+                 "chunks", "token", "waiting", "hidden", "backoff")
+
+    def __init__(self, i: int, budget: int, backoff: float):
+        self.i = i
+        self.local: list = []
+        self.budget = budget
+        self.active = True
+        self.idle_since = None
+        self.idle = 0.0
+        self.nodes = 0
+        self.chunks = 0
+        self.token = 0
+        self.waiting = False
+        self.hidden = 0.0
+        self.backoff = backoff
+
+
+class _Machine:
+    def __init__(self, rank: int, lanes: int, budget: int, backoff: float):
+        self.rank = rank
+        self.lanes = [_Lane(i, budget, backoff) for i in range(lanes)]
+        self.shared: deque = deque()
+        self.shared_rows = 0
+        self.active = lanes
+        self.hungry = 0
+        self.wanted = False
+        self.want_more = 0          # Levers.remote_rows: rows a waiting thief still wants
+        self.thief: _Lane | None = None
+        self.loop_free = 0.0
+        self.round: list = []
+        self.group: list = []
+        self.replies: dict = {}
+        self.known: list = []
+        self.perm: list = []
+        self.rng = None
+        self.lifeline_waiting: list = []   # machines registered with this one
+        self.registered = False
+        self.steals_tried = 0
+        self.steals_ok = 0
+        self.rows_stolen = 0
+        self.acquires = 0
+        self.releases = 0
+        self.pushes = 0
+
+
+def _hypercube(rank: int, n: int, count: int) -> list[int]:
+    out, bit = [], 1
+    while len(out) < count and bit < n:
+        peer = rank ^ bit
+        if peer < n:
+            out.append(peer)
+        bit <<= 1
+    return out
+
+
+def simulate_cluster(profile: Profile, machines: int, lanes: int,
+                     policy: SimPolicy = SimPolicy(), machine: Machine = Machine(),
+                     levers: Levers = Levers(), cutoff: int | None = None, seed: int = 0,
+                     hidden_per_level: float = 0.0, bins: int = 0,
+                     max_events: int = 200_000_000) -> dict:
+    """Simulate one search on ``machines`` x ``lanes``; returns times and counters.
+
+    Parameters
+    ----------
+    profile : Profile
+        The recorded tree (``benchmarks/profiles/<case>.npz``).
+    machines, lanes : int
+        Dask workers, and search threads in each.
+    policy : StealPolicy
+        The engine's policy (its ``dilation`` scales every period, as the engine does).
+    machine : Machine
+        One lane's kernel rate (nodes per second, in the frame of ``policy.dilation``),
+        the round trip between machines, an event loop's seconds per message, a chunk's
+        Python overhead.
+    levers : Levers
+        Stealing changes the engine does not make (default: none).
+    cutoff : int, optional
+        Rows of at most this many nodes are consumed as blocks (default: 1/20 of a
+        chunk).
+    seed : int
+        Seed of the split resampling below the recorded levels.
+    hidden_per_level : float
+        See :func:`stealsearch.benchmarks.simulate.simulate`.
+    bins : int
+        If > 0, ``utilisation``: the busy share of the lanes in each of this many equal
+        slices of the search (where the idle time lies: ramp-up, steady state, tail).
+
+    Returns
+    -------
+    dict
+        ``search_seconds``, ``efficiency`` (kernel time / (cores x search)),
+        ``idle_fraction`` (lanes' idle time / (cores x search)), node and message counts.
+    """
+    rng = random.Random(seed)
+    pol, mc, lv = policy, machine, levers
+    d = float(pol.dilation)
+    chunk = pol.chunk_seconds or 0.005
+    if cutoff is None:
+        cutoff = max(64, int(mc.rate * chunk * d / 20))
+    tree = Tree(profile, cutoff, rng)
+    M, T = machines, lanes
+    n = M * T
+    rate = mc.rate_at(n)
+    half_lat = mc.latency / 2
+    backoff0, backoff_max = pol.idle_backoff * d, pol.idle_backoff_max * d
+    demand_wait, demand_poll = DEMAND_WAIT_CHUNKS * chunk * d, DEMAND_POLL * d
+    report_every = REPORT_INTERVAL * d
+    target = None if pol.chunk_seconds is None else pol.chunk_seconds * d
+
+    stack = tree.roots()
+    setup_nodes = 0
+    while 0 < len(stack) < (M * T if lv.deal_lanes else M) and setup_nodes < SETUP_NODE_CAP:
+        row = stack.pop()
+        setup_nodes += 1
+        stack.extend(tree.expand(row))
+    ms = [_Machine(r, T, pol.budget, backoff0) for r in range(M)]
+    for m in ms:
+        rows = stack[m.rank::M]
+        for lane in m.lanes:
+            lane.local = rows[lane.i::T]
+        m.rng = np.random.default_rng([pol.seed, m.rank])
+        peers = [r for r in range(M) if r != m.rank]
+        m.perm = [int(x) for x in m.rng.permutation(peers)] if peers else []
+        m.known = [0] * M
+    remaining = sum(tree.size(r) for r in stack)
+    total = remaining + setup_nodes
+    running = 0             # chunks under way: their nodes are no longer in remaining
+    chunk_spans: list = []
+    polling = pol.polling or (M - 1)
+
+    events: list = []
+    seq = 0
+
+    def push(t, kind, a, b=None, data=None):
+        nonlocal seq
+        seq += 1
+        heapq.heappush(events, (t, seq, kind, a, b, data))
+
+    end_time = None
+
+    def victims(m: _Machine) -> list[int]:
+        """core/victims.py: VictimOrder.round."""
+        if M <= 1:
+            return []
+        if pol.victims == "ring":
+            order = [(m.rank + i) % M for i in range(1, M)]
+        elif pol.victims == "random":
+            order = [int(r) for r in m.rng.permutation([r for r in range(M) if r != m.rank])]
+        elif pol.victims == "permutation":
+            order = m.perm
+        else:
+            order = sorted((r for r in range(M) if r != m.rank),
+                           key=lambda r: (-m.known[r], (r - m.rank) % M))
+        return order[:polling]
+
+    def serve(v: _Machine, t: float) -> float:
+        start = max(t, v.loop_free)
+        v.loop_free = start + mc.handler_seconds
+        return v.loop_free
+
+    def release(m: _Machine, rows: list, t: float):
+        """SharedPortion.release: one batch at the top end, ``wanted`` cleared, a waiting
+        lane woken per row."""
+        if not rows:
+            return
+        m.shared.append(rows)
+        m.shared_rows += len(rows)
+        m.releases += 1
+        m.wanted = False
+        woken = 0
+        for lane in m.lanes:
+            if woken >= len(rows):
+                break
+            if lane.waiting:
+                lane.waiting = False
+                lane.token += 1
+                push(t, "wake", m.rank, lane.i, lane.token)
+                woken += 1
+        if lv.lifelines and m.lifeline_waiting and m.shared_rows >= 2:
+            lifeline_push(m, t)
+
+    def lifeline_push(m: _Machine, t: float):
+        to = m.lifeline_waiting.pop(0)
+        got = take_oldest(m, m.shared_rows // 2)
+        m.pushes += 1
+        push(serve(m, t) + half_lat, "lifeline_push", to, None, got)
+
+    def take_newest(m: _Machine, a: int) -> list:
+        got: list = []
+        while a > 0 and m.shared:
+            b = m.shared[-1]
+            if len(b) <= a:
+                m.shared.pop()
+                got[:0] = b
+                a -= len(b)
+            else:
+                got[:0] = b[len(b) - a:]
+                m.shared[-1] = b[:len(b) - a]
+                a = 0
+        m.shared_rows -= len(got)
+        return got
+
+    def take_oldest(m: _Machine, want: int) -> list:
+        rows: list = []
+        while len(rows) < want and m.shared:
+            b = m.shared[0]
+            need = want - len(rows)
+            if len(b) <= need:
+                rows.extend(m.shared.popleft())
+            else:
+                rows.extend(b[:need])
+                m.shared[0] = b[need:]
+        m.shared_rows -= len(rows)
+        return rows
+
+    def run_chunk(lane: _Lane, m: _Machine, t: float):
+        nonlocal remaining, running
+        if lane.idle_since is not None:
+            lane.idle += t - lane.idle_since
+            lane.idle_since = None
+        budget = lane.budget
+        if m.hungry > 0 or m.wanted or m.shared_rows < m.want_more:
+            budget = max(1, budget // HUNGRY_SLICES)
+        done = 0
+        local = lane.local
+        while done < budget and local:
+            row = local.pop()
+            s = row if row > 0 else int(profile.size[-row - 1])
+            if s <= cutoff:
+                take = min(s, budget - done)
+                done += take
+                if take < s:
+                    local.append(s - take)
+            else:
+                done += 1
+                local.extend(tree.expand(row))
+        lane.hidden = hidden_per_level * math.log2(local[-1]) \
+            if local and 0 < local[-1] <= cutoff else 0.0
+        lane.nodes += done
+        lane.chunks += 1
+        remaining -= done
+        running += 1
+        kernel = done / rate
+        if target is not None:                  # BudgetTuner.update
+            if kernel > 2 * target:
+                lane.budget = max(1, lane.budget // 2)
+            elif done >= lane.budget and kernel < target / 2:
+                lane.budget = min(max(pol.max_budget, pol.budget), lane.budget * 2)
+        if bins:
+            chunk_spans.append((t, t + kernel + mc.chunk_overhead))
+        push(t + kernel + mc.chunk_overhead, "chunk_end", m.rank, lane.i)
+
+    def after_chunk(lane: _Lane, m: _Machine, t: float):
+        local = lane.local
+        while len(local) + lane.hidden > pol.release_threshold and local:
+            # take_bottom(k); a block cut by the chunk stays with its hidden siblings
+            take = min(pol.k, len(local) - (1 if lane.hidden else 0))
+            if take <= 0:
+                break
+            batch = local[:take]
+            del local[:take]
+            release(m, batch, t)
+        keep = max(pol.reserve, 1 if m.hungry > 0 or m.wanted else 0, m.want_more)
+        if m.shared_rows < keep and len(local) > 1:
+            release(m, local[:ON_DEMAND_ROWS], t)
+            del local[:ON_DEMAND_ROWS]
+
+    def step(lane: _Lane, m: _Machine, t: float):
+        """One turn of _lane_loop at time t."""
+        nonlocal end_time
+        if end_time is not None:
+            return
+        if lane.local:
+            run_chunk(lane, m, t)
+            return
+        if m.shared_rows:                     # ACQUIRE (an idle lane: its share only)
+            a = pol.acquire
+            if not lane.active:
+                a = min(a, -(-m.shared_rows // max(1, m.hungry)))
+                lane.active = True
+                m.active += 1
+                m.hungry -= 1
+            lane.local = take_newest(m, a)
+            m.acquires += 1
+            lane.backoff = backoff0
+            run_chunk(lane, m, t)
+            return
+        if lane.idle_since is None:
+            lane.idle_since = t
+        if lane.active:                        # return_credit_if_empty
+            lane.active = False
+            m.active -= 1
+            m.hungry += 1
+        if remaining == 0 and running == 0:
+            # the last credit travels to rank 0, which broadcasts the stop
+            end_time = serve(ms[0], t + half_lat) + half_lat
+            return
+        if m.active == 0 and pol.stealing and M > 1 and m.thief is None \
+                and not m.registered:
+            m.thief = lane
+            m.round = victims(m)
+            next_group(m, t)
+            return
+        lane.waiting = True                    # wait_for_rows(backoff_max)
+        lane.token += 1
+        push(t + backoff_max, "wake", m.rank, lane.i, lane.token)
+
+    def next_group(m: _Machine, t: float):
+        if not m.round:                        # a fruitless round: this lane backs off
+            thief, m.thief = m.thief, None
+            thief.token += 1
+            push(t + thief.backoff, "wake", m.rank, thief.i, thief.token)
+            thief.backoff = min(thief.backoff * 2, backoff_max)
+            if lv.lifelines:
+                m.registered = True
+                for b in _hypercube(m.rank, M, lv.lifelines):
+                    push(t + half_lat, "lifeline_reg", b, None, m.rank)
+            return
+        m.group, m.round = m.round[:pol.probes], m.round[pol.probes:]
+        m.replies = {}
+        for v in m.group:
+            m.steals_tried += 1
+            push(t + half_lat, "steal_req", v, None, m.rank)
+
+    def steal_want(v: _Machine) -> int:
+        want = (v.shared_rows + 1) // 2 if pol.steal_half else pol.k
+        return max(1, want, min(v.shared_rows, lv.remote_rows * T))
+
+    def give(m: _Machine, thief: _Lane, rows: list, t: float):
+        """Rows from other machines reach a machine out of work: the receiving lane
+        becomes active, its idle siblings' share goes to the portion at once."""
+        thief.local.extend(rows)
+        thief.active = True
+        m.active += 1
+        m.hungry -= 1
+        thief.backoff = backoff0
+        if m.hungry > 0 and len(thief.local) > 1:    # _share_with_siblings
+            keep = max(1, len(thief.local) // (m.hungry + 1))
+            moved = thief.local[:len(thief.local) - keep]
+            del thief.local[:len(thief.local) - keep]
+            release(m, moved, t)
+        step(thief, m, t)
+
+    # the client's expansions run undilated, before any lane starts
+    start = setup_nodes / (mc.rate * d)
+    for m in ms:
+        for lane in m.lanes:
+            push(start + mc.start_skew * m.rank, "wake", m.rank, lane.i, lane.token)
+        push(start + mc.start_skew * m.rank, "report_send", m.rank)
+
+    n_events = 0
+    while events and end_time is None:
+        t, _, kind, a, b, data = heapq.heappop(events)
+        n_events += 1
+        if n_events > max_events:
+            raise RuntimeError("simulation ran past max_events")
+        m = ms[a]
+        if kind == "chunk_end":
+            running -= 1
+            lane = m.lanes[b]
+            after_chunk(lane, m, t)
+            step(lane, m, t)
+        elif kind == "wake":
+            lane = m.lanes[b]
+            if data != lane.token or m.thief is lane:
+                continue                      # a stale wake-up
+            lane.waiting = False
+            step(lane, m, t)
+        elif kind == "steal_req":
+            push(serve(m, t), "steal_serve", a, None, (data, t + demand_wait))
+        elif kind == "steal_serve":
+            thief, deadline = data
+            busy = m.active > 0
+            if m.shared_rows and (not lv.remote_rows or m.shared_rows >= lv.remote_rows * T
+                                  or not busy or t >= deadline):
+                m.want_more = 0
+                rows = take_oldest(m, steal_want(m))
+                push(t + half_lat, "steal_reply", thief, None, (a, rows, m.shared_rows))
+            elif busy and t < deadline:
+                if not m.shared_rows:
+                    m.wanted = True
+                if lv.remote_rows:
+                    m.want_more = lv.remote_rows * T
+                push(t + demand_poll, "steal_serve", a, None, data)
+            else:
+                m.want_more = 0
+                push(t + half_lat, "steal_reply", thief, None, (a, [], m.shared_rows))
+        elif kind == "steal_reply":
+            victim, rows, vshared = data
+            m.known[victim] = vshared
+            m.replies[victim] = rows
+            if rows:
+                m.steals_ok += 1
+                m.rows_stolen += len(rows)
+            if len(m.replies) < len(m.group):
+                continue
+            got = [r for v in m.group for r in m.replies[v]]
+            if got:
+                thief, m.thief = m.thief, None
+                m.round = []
+                give(m, thief, got, t)
+            else:
+                next_group(m, t)
+        elif kind == "lifeline_reg":
+            # kept even by a machine out of work: it pushes once it has rows again
+            if data not in m.lifeline_waiting:
+                m.lifeline_waiting.append(data)
+            if m.shared_rows >= 2:
+                lifeline_push(m, t)
+        elif kind == "lifeline_push":
+            if m.registered and m.active == 0 and m.thief is None and not m.shared_rows:
+                m.registered = False
+                lane = next(x for x in m.lanes if not x.active)
+                lane.token += 1
+                lane.waiting = False
+                m.rows_stolen += len(data)
+                give(m, lane, data, t)
+            else:
+                # the machine found work meanwhile: the rows are its own now
+                m.registered = False
+                release(m, data, t)
+        elif kind == "report_send":
+            push(serve(ms[0], t + half_lat) + half_lat, "report_reply", a, None,
+                 [x.shared_rows for x in ms])
+            push(t + report_every, "report_send", a)
+        elif kind == "report_reply":
+            m.known = data
+    if end_time is None:
+        raise RuntimeError("simulation ended without termination")
+    lanes_all = [lane for m in ms for lane in m.lanes]
+    nodes = sum(lane.nodes for lane in lanes_all)
+    if nodes + setup_nodes != total or remaining != 0:
+        raise AssertionError(f"work not conserved: {nodes} + {setup_nodes} != {total}")
+    search = end_time
+    work = nodes / rate
+    idle = sum(lane.idle + (end_time - lane.idle_since if lane.idle_since is not None else 0)
+               for lane in lanes_all)
+    out = {"machines": M, "lanes": T, "cores": n, "search_seconds": search,
+            "setup_seconds": start,
+            "nodes": nodes + setup_nodes, "setup_nodes": setup_nodes,
+            "kernel_seconds": work,
+            "efficiency": work / (n * search), "speedup": (total / mc.rate) / search,
+            "steals": sum(m.steals_ok for m in ms),
+            "steals_tried": sum(m.steals_tried for m in ms),
+            "rows_stolen": sum(m.rows_stolen for m in ms),
+            "acquires": sum(m.acquires for m in ms),
+            "releases": sum(m.releases for m in ms),
+            "pushes": sum(m.pushes for m in ms),
+            "chunks": sum(lane.chunks for lane in lanes_all),
+            "idle_fraction": idle / (n * search),
+            "per_machine_nodes": [sum(lane.nodes for lane in m.lanes) for m in ms],
+            "per_lane_nodes": [lane.nodes for lane in lanes_all],
+            "events": n_events, "cutoff": cutoff}
+    if bins:
+        out["utilisation"] = _utilisation(chunk_spans, end_time, bins, n)
+    return out
+
+
+def scaled(profile: Profile, factor: int) -> Profile:
+    """The same tree ``factor`` times larger: every deepest recorded node's subtree is
+    ``factor`` times its size (split below by the same templates, so for a UTS tree of
+    fixed branching it is the tree log_b(factor) levels deeper); the recorded levels
+    above keep their shape (a parent is 1 + its children)."""
+    if not isinstance(factor, int) or factor < 1:
+        raise ValueError(f"factor must be a positive integer, got {factor!r}")
+    size = profile.size.astype(np.int64).copy()
+    leaf = np.array([not kids for kids in profile.children])
+    size[leaf] *= factor
+    for i in range(len(size) - 1, -1, -1):   # level order: children come after parents
+        kids = profile.children[i]
+        if kids:
+            size[i] = 1 + size[kids].sum()
+    meta = dict(profile.meta, scaled=factor, tree_nodes=int(size[profile.roots].sum()))
+    return Profile(profile.parent, size, profile.depth, meta)
+
+
+def _utilisation(intervals, end: float, bins: int, lanes: int) -> list[float]:
+    width = end / bins
+    share = [0.0] * bins
+    for a, b in intervals:
+        i = min(int(a / width), bins - 1)
+        while a < b and i < bins:
+            edge = min(b, (i + 1) * width)
+            share[i] += edge - a
+            a = edge
+            i += 1
+    return [x / (width * lanes) for x in share]
