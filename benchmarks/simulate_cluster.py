@@ -51,9 +51,11 @@ Not modelled: the GIL and the CPU spent on messages (a loop is a server of
 ``handler_seconds`` a message, nothing more), the credit messages' cost, epochs, faults.
 
 Levers the engine does not have, for the model's diagnosis only (:class:`Levers`):
-``remote_rows`` (a remote steal takes enough rows for every lane of the thief) and
+``remote_rows`` (a remote steal takes enough rows for every lane of the thief),
 ``lifelines`` (X10 GLB: a machine whose round failed registers with a few buddies,
-which push it rows as soon as they have them to spare).
+which push it rows as soon as they have them to spare), ``deal_lanes`` (a row per
+lane at the deal), ``demand_wait_chunks`` (how long a remote thief is held for an
+on-demand row) and ``feed_siblings`` (a row released for every idle sibling).
 
     python -m stealsearch.benchmarks.simulate_cluster benchmarks/profiles/T1L.npz --machines 8 32 --lanes 16
 """
@@ -92,11 +94,18 @@ class Levers:
     two rows or more after a RELEASE pushes half of them to one registered machine
     (one message, ``latency / 2``).  0: off (the engine).
     ``deal_lanes``: the client expands the top until a row per *lane* (not per machine)
-    and deals them so that every lane starts with one."""
+    and deals them so that every lane starts with one.
+    ``demand_wait_chunks``: how long a victim whose portion is empty holds a remote
+    thief's reply for an on-demand row (the engine: ``DEMAND_WAIT_CHUNKS``; 0: it
+    answers at once, and its lanes still release a row for the next thief).
+    ``feed_siblings``: a busy lane releases its bottom row while the portion holds fewer
+    rows than there are idle siblings (the engine: fewer than one)."""
 
     remote_rows: int = 0
     lifelines: int = 0
     deal_lanes: bool = False
+    demand_wait_chunks: float = DEMAND_WAIT_CHUNKS
+    feed_siblings: bool = False
 
 
 class _Lane:
@@ -144,6 +153,8 @@ class _Machine:
         self.acquires = 0
         self.releases = 0
         self.pushes = 0
+        self.since = 0.0
+        self.idle_by = {"sibling": 0.0, "steal": 0.0, "backoff": 0.0}
 
 
 def _hypercube(rank: int, n: int, count: int) -> list[int]:
@@ -206,7 +217,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
     rate = mc.rate_at(n)
     half_lat = mc.latency / 2
     backoff0, backoff_max = pol.idle_backoff * d, pol.idle_backoff_max * d
-    demand_wait, demand_poll = DEMAND_WAIT_CHUNKS * chunk * d, DEMAND_POLL * d
+    demand_wait, demand_poll = lv.demand_wait_chunks * chunk * d, DEMAND_POLL * d
     report_every = REPORT_INTERVAL * d
     target = None if pol.chunk_seconds is None else pol.chunk_seconds * d
 
@@ -255,6 +266,17 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
             order = sorted((r for r in range(M) if r != m.rank),
                            key=lambda r: (-m.known[r], (r - m.rank) % M))
         return order[:polling]
+
+    def account(m: _Machine, t: float):
+        """Idle lane-seconds since the last change, by what the idle lanes wait for."""
+        idle = (T - m.active) * (t - m.since)
+        if m.active:
+            m.idle_by["sibling"] += idle       # rows from a busy sibling of the machine
+        elif m.thief is not None:
+            m.idle_by["steal"] += idle         # the machine's thief waits for replies
+        else:
+            m.idle_by["backoff"] += idle       # out of work, between steal rounds
+        m.since = t
 
     def serve(v: _Machine, t: float) -> float:
         start = max(t, v.loop_free)
@@ -363,7 +385,8 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
             batch = local[:take]
             del local[:take]
             release(m, batch, t)
-        keep = max(pol.reserve, 1 if m.hungry > 0 or m.wanted else 0, m.want_more)
+        hungry = m.hungry if lv.feed_siblings else min(1, m.hungry)
+        keep = max(pol.reserve, hungry, 1 if m.wanted else 0, m.want_more)
         if m.shared_rows < keep and len(local) > 1:
             release(m, local[:ON_DEMAND_ROWS], t)
             del local[:ON_DEMAND_ROWS]
@@ -380,6 +403,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
             a = pol.acquire
             if not lane.active:
                 a = min(a, -(-m.shared_rows // max(1, m.hungry)))
+                account(m, t)
                 lane.active = True
                 m.active += 1
                 m.hungry -= 1
@@ -391,6 +415,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
         if lane.idle_since is None:
             lane.idle_since = t
         if lane.active:                        # return_credit_if_empty
+            account(m, t)
             lane.active = False
             m.active -= 1
             m.hungry += 1
@@ -400,6 +425,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
             return
         if m.active == 0 and pol.stealing and M > 1 and m.thief is None \
                 and not m.registered:
+            account(m, t)
             m.thief = lane
             m.round = victims(m)
             next_group(m, t)
@@ -410,6 +436,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
 
     def next_group(m: _Machine, t: float):
         if not m.round:                        # a fruitless round: this lane backs off
+            account(m, t)
             thief, m.thief = m.thief, None
             thief.token += 1
             push(t + thief.backoff, "wake", m.rank, thief.i, thief.token)
@@ -432,6 +459,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
     def give(m: _Machine, thief: _Lane, rows: list, t: float):
         """Rows from other machines reach a machine out of work: the receiving lane
         becomes active, its idle siblings' share goes to the portion at once."""
+        account(m, t)
         thief.local.extend(rows)
         thief.active = True
         m.active += 1
@@ -486,6 +514,8 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
                     m.want_more = lv.remote_rows * T
                 push(t + demand_poll, "steal_serve", a, None, data)
             else:
+                # SharedPortion.steal: an empty portion of a working machine is a demand
+                m.wanted = m.wanted or (busy and not m.shared_rows)
                 m.want_more = 0
                 push(t + half_lat, "steal_reply", thief, None, (a, [], m.shared_rows))
         elif kind == "steal_reply":
@@ -499,6 +529,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
                 continue
             got = [r for v in m.group for r in m.replies[v]]
             if got:
+                account(m, t)
                 thief, m.thief = m.thief, None
                 m.round = []
                 give(m, thief, got, t)
@@ -530,6 +561,8 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
             m.known = data
     if end_time is None:
         raise RuntimeError("simulation ended without termination")
+    for m in ms:
+        account(m, end_time)
     lanes_all = [lane for m in ms for lane in m.lanes]
     nodes = sum(lane.nodes for lane in lanes_all)
     if nodes + setup_nodes != total or remaining != 0:
@@ -550,6 +583,7 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
             "releases": sum(m.releases for m in ms),
             "pushes": sum(m.pushes for m in ms),
             "chunks": sum(lane.chunks for lane in lanes_all),
+            "idle_by": {k: sum(m.idle_by[k] for m in ms) / (n * search) for k in ms[0].idle_by},
             "idle_fraction": idle / (n * search),
             "per_machine_nodes": [sum(lane.nodes for lane in m.lanes) for m in ms],
             "per_lane_nodes": [lane.nodes for lane in lanes_all],
@@ -588,3 +622,297 @@ def _utilisation(intervals, end: float, bins: int, lanes: int) -> list[float]:
             a = edge
             i += 1
     return [x / (width * lanes) for x in share]
+
+
+# -- the study: calibration on the emulated cluster, predictions to 4,096 cores ------------------
+#: The emulated cluster's measured points (benchmarks/emulate_cluster.py, the T1XL-shaped
+#: tree = T1L, 102,181,082 nodes, 0.5 ms round trip asked; ``rtt_ms``: the equivalent the
+#: run measured).  RESULTS.md "Emulated cluster" (2026-11-28 05:17-06:30 UTC, load 8.6-32.7
+#: on 2 cores: lower bounds), and two runs of this study's (08:18-08:21 UTC, commit 1618456,
+#: load 5.2-5.9).  ``engine``: "now" for the engine this model follows; "before" for the
+#: runs before commit 465317e (the dealt rows all on lane 0, no share for idle siblings
+#: after a steal, an idle lane acquiring up to ``acquire``), which matter only with
+#: several lanes: the 2 x 1 run is the engine's of now in every rule modelled.
+MEASURED = [
+    dict(label="2 x 1", machines=2, lanes=1, dilation=4, rtt_ms=0.32, ideal_s=21.8, search_s=25.1,
+         efficiency=0.87, idle=0.00, steals=13, tried=15, acquires=1505, load=8.6, engine="now"),
+    dict(label="2 x 4", machines=2, lanes=4, dilation=16, rtt_ms=0.44, ideal_s=22.1, search_s=35.2,
+         efficiency=0.63, idle=0.06, steals=16, tried=21, acquires=2768, load=9.0, engine="before"),
+    dict(label="4 x 4", machines=4, lanes=4, dilation=32, rtt_ms=0.48, ideal_s=24.5, search_s=29.1,
+         efficiency=0.84, idle=0.12, steals=46, tried=56, acquires=3020, load=11.1, engine="before"),
+    dict(label="8 x 4", machines=8, lanes=4, dilation=64, rtt_ms=0.53, ideal_s=22.8, search_s=41.1,
+         efficiency=0.59, idle=0.29, steals=156, tried=284, acquires=4543, load=9.8, engine="before"),
+    dict(label="8 x 16", machines=8, lanes=16, dilation=256, rtt_ms=0.51, ideal_s=22.4,
+         search_s=47.5, efficiency=0.47, idle=0.47, steals=68, tried=162, acquires=10421,
+         load=26.9, engine="before"),
+    dict(label="8 x 16", machines=8, lanes=16, dilation=256, rtt_ms=0.51, ideal_s=26.3,
+         search_s=59.1, efficiency=0.45, idle=0.52, steals=89, tried=232, acquires=None,
+         load=27.4, engine="now"),
+    dict(label="8 x 16, probes 4 reserve 2", machines=8, lanes=16, dilation=256, rtt_ms=0.51,
+         ideal_s=24.8, search_s=39.6, efficiency=0.63, idle=0.37, steals=126, tried=237,
+         acquires=None, load=32.7, engine="now", policy={"probes": 4, "reserve": 2}),
+    dict(label="2 x 4", machines=2, lanes=4, dilation=16, rtt_ms=0.563, ideal_s=20.38,
+         search_s=23.84, efficiency=0.855, idle=0.030, steals=5, tried=7, acquires=1875,
+         load=5.2, engine="now"),
+    dict(label="4 x 2", machines=4, lanes=2, dilation=16, rtt_ms=0.595, ideal_s=20.52,
+         search_s=24.87, efficiency=0.825, idle=0.085, steals=74, tried=96, acquires=1753,
+         load=5.9, engine="now"),
+]
+#: the real cluster of the predictions: one lane's rate as the emulation's oracle measured
+#: it (0.100-0.120 us a node), an event loop's time per message and a chunk's Python time
+#: as simulate.py's calibration (bench_comm, 1-2 workers)
+PREDICT_RATE = 1.0e7
+HANDLER_SECONDS = 1e-4
+CHUNK_OVERHEAD = 2e-5
+#: T1's fitted rows hidden per level (stealsearch.benchmarks.scaling_study.HIDDEN; T1L is the
+#: same generator)
+HIDDEN_T1L = 2.3
+LANES = 16
+CORES = (32, 128, 512, 1024, 4096)
+RTTS_MS = (0.5, 5.0)
+POLICIES = {"defaults": {}, "probes 4, reserve 2": {"probes": 4, "reserve": 2}}
+#: the modelled change (engine policy fields and model-only levers) and what it is made of
+CHANGE = ("random victims, probes 4, reserve 2, chunks of 1 ms (engine fields), and, model "
+          "only: a remote thief never held for an on-demand row, a remote steal of a row per "
+          "thief lane, a row per lane at the deal",
+          {"probes": 4, "reserve": 2, "victims": "random", "chunk_seconds": 0.001},
+          Levers(demand_wait_chunks=0.0, remote_rows=1, deal_lanes=True))
+#: the grown tree's sizes (each run is one seed and costs minutes past 1,024 cores)
+GROWN_CORES = (128, 512, 1024)
+
+
+def _median_runs(profile, machines, lanes, policy, mc, levers=Levers(), seeds=(0,)) -> dict:
+    rs = [simulate_cluster(profile, machines, lanes, policy, mc, levers, seed=s,
+                           hidden_per_level=HIDDEN_T1L, bins=10) for s in seeds]
+    key = sorted(rs, key=lambda r: r["efficiency"])[len(rs) // 2]
+    return {"efficiency": key["efficiency"], "efficiency_min": min(r["efficiency"] for r in rs),
+            "efficiency_max": max(r["efficiency"] for r in rs),
+            "idle": key["idle_fraction"], "steals": key["steals"],
+            "tried": key["steals_tried"], "acquires": key["acquires"],
+            "search_seconds": key["search_seconds"], "utilisation": key["utilisation"],
+            "idle_by": key["idle_by"],
+            "seeds": len(rs)}
+
+
+def calibration(profile: Profile, seeds) -> list[dict]:
+    """The model at each measured point, in the emulation's frame: a node costs what the
+    run's ideal time says (nodes x node cost / cores), the round trip is the one it
+    measured, every period is dilated as the engine's, the event loop and a chunk's
+    Python are real time."""
+    out = []
+    for p in MEASURED:
+        cores = p["machines"] * p["lanes"]
+        D = p["dilation"]
+        mc = Machine(rate=profile.total / (p["ideal_s"] * cores), latency=D * p["rtt_ms"] / 1e3,
+                     handler_seconds=HANDLER_SECONDS, chunk_overhead=CHUNK_OVERHEAD)
+        pol = SimPolicy(dilation=D, **p.get("policy", {}))
+        out.append({"measured": p, "model": _median_runs(profile, p["machines"], p["lanes"],
+                                                         pol, mc, seeds=seeds)})
+    return out
+
+
+def predictions(profile: Profile, seeds, grown_seconds: float, grown_seeds) -> list[dict]:
+    """16-lane machines, each round trip and policy, on the emulation's tree and on one
+    grown with the cores (``grown_seconds`` of work per core)."""
+    out = []
+    for tree in ("emulation", "grown"):
+        for rtt in RTTS_MS:
+            mc = Machine(rate=PREDICT_RATE, latency=rtt / 1e3, handler_seconds=HANDLER_SECONDS,
+                         chunk_overhead=CHUNK_OVERHEAD)
+            for name, fields in list(POLICIES.items()) + [("change", None)]:
+                for cores in (CORES if tree == "emulation" else GROWN_CORES):
+                    if tree == "grown" and name == "change" and (cores > 512 or rtt != RTTS_MS[0]):
+                        continue
+                    prof, factor = profile, 1
+                    if tree == "grown":
+                        factor = max(1, round(cores * grown_seconds * PREDICT_RATE / profile.total))
+                        prof = scaled(profile, factor)
+                    pol = SimPolicy(**(CHANGE[1] if fields is None else fields))
+                    levers = CHANGE[2] if fields is None else Levers()
+                    r = _median_runs(prof, cores // LANES, LANES, pol, mc, levers,
+                                     seeds if tree == "emulation" else grown_seeds)
+                    r.update(tree=tree, factor=factor, nodes=prof.total, rtt_ms=rtt,
+                             policy=name, cores=cores,
+                             ideal_seconds=prof.total / (PREDICT_RATE * cores))
+                    out.append(r)
+                    print(f"  {tree:9s} rtt {rtt:g} ms {name:20s} {cores:5d} cores: "
+                          f"efficiency {r['efficiency']:.3f} idle {r['idle']:.3f}", flush=True)
+    return out
+
+
+def plot(cal: list[dict], pred: list[dict], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
+    colour = {0.5: "tab:blue", 5.0: "tab:red"}
+    style = {"defaults": "-", "probes 4, reserve 2": "--", "change": ":"}
+    for ax, tree, title in ((axes[0], "emulation", "the emulation's tree (T1L, 11 CPU-s at any size)"),
+                            (axes[1], "grown", "a tree grown with the cores")):
+        for rtt in RTTS_MS:
+            for name in style:
+                rs = [r for r in pred if r["tree"] == tree and r["rtt_ms"] == rtt
+                      and r["policy"] == name]
+                if rs:
+                    label = f"model, {rtt:g} ms, " + ("the change (RESULTS.md)" if name == "change" else name)
+                    ax.plot([r["cores"] for r in rs], [r["efficiency"] for r in rs], style[name],
+                            marker="o", ms=4, color=colour[rtt], label=label)
+        if tree == "emulation":
+            for c in cal:
+                p, m = c["measured"], c["model"]
+                cores = p["machines"] * p["lanes"]
+                filled = p["engine"] == "now"
+                ax.plot(cores, p["efficiency"], "s", ms=7, color="black",
+                        mfc="black" if filled else "none")
+                ax.plot(cores, m["efficiency"], "x", ms=7, color="tab:green")
+            ax.plot([], [], "s", color="black", label="measured, 0.5 ms (emulated; open: engine before 465317e)")
+            ax.plot([], [], "x", color="tab:green", label="model at the measured point")
+        ax.axhline(0.9, color="grey", lw=0.6)
+        ax.axhline(0.8, color="grey", lw=0.6)
+        ax.set_xscale("log", base=2)
+        ticks = [2, 8, 32, 128, 512, 1024, 4096]
+        ax.set_xticks(ticks, [f"{x:,}" for x in ticks])
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("cores (16 lanes per machine for the model's lines)")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6.5, loc="lower left")
+    axes[0].set_ylabel("efficiency")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def markdown(cal: list[dict], pred: list[dict], grown_seconds: float) -> str:
+    lines = ["### Fit: the emulation's points against the model (no parameter fitted to them)", "",
+             "| point | engine | load | efficiency meas / model | idle meas / model | "
+             "remote steals (tried) meas / model | local acquires meas / model |",
+             "|---|---|---|---|---|---|---|"]
+    for c in cal:
+        p, m = c["measured"], c["model"]
+        acq = "-" if p["acquires"] is None else f"{p['acquires']:,}"
+        lines.append(f"| {p['label']} | {p['engine']} | {p['load']:g} | {p['efficiency']:.2f} / "
+                     f"{m['efficiency']:.2f} | {p['idle']:.2f} / {m['idle']:.2f} | "
+                     f"{p['steals']} ({p['tried']}) / {m['steals']} ({m['tried']}) | "
+                     f"{acq} / {m['acquires']:,} |")
+    for tree, head in (("emulation", "the emulation's tree (T1L, 102,181,082 nodes at every size)"),
+                       ("grown", f"a tree grown with the cores ({grown_seconds:g} s of work per core)")):
+        sizes = CORES if tree == "emulation" else GROWN_CORES
+        lines += ["", f"### Predicted efficiency, 16 lanes per machine, {head}", "",
+                  "| round trip | policy | " + " | ".join(f"{c:,}" for c in sizes) + " |",
+                  "|---|---|" + "---|" * len(sizes)]
+        for rtt in RTTS_MS:
+            for name in list(POLICIES) + ["change"]:
+                rs = {r["cores"]: r for r in pred if r["tree"] == tree and r["rtt_ms"] == rtt
+                      and r["policy"] == name}
+                if not rs:
+                    continue
+                cells = []
+                for c in sizes:
+                    r = rs.get(c)
+                    if r is None:
+                        cells.append("-")
+                    elif r["seeds"] > 1:
+                        cells.append(f"{r['efficiency']:.2f} [{r['efficiency_min']:.2f}-"
+                                     f"{r['efficiency_max']:.2f}]")
+                    else:
+                        cells.append(f"{r['efficiency']:.2f}")
+                label = "the change (below)" if name == "change" else name
+                lines.append(f"| {rtt:g} ms | {label} | " + " | ".join(cells) + " |")
+    lines += ["", "The change: " + CHANGE[0] + ".", "",
+              "### Where the time goes (the largest size of each tree; idle lane time by what "
+              "it waits for: a busy sibling's row, the machine's thief's replies, the next "
+              "round; busy share of the lanes in tenths of the search)", "",
+              "| tree | cores | round trip | policy | ideal s | search s | idle: sibling / steal "
+              "/ back-off | busy share by tenth |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in pred:
+        if r["cores"] == max(CORES if r["tree"] == "emulation" else GROWN_CORES) or \
+                (r["policy"] == "change" and r["cores"] == 512):
+            by = r["idle_by"]
+            lines.append(f"| {r['tree']} | {r['cores']:,} | {r['rtt_ms']:g} ms | {r['policy']} | "
+                         f"{r['ideal_seconds']:.4f} | {r['search_seconds']:.4f} | "
+                         f"{by['sibling']:.2f} / {by['steal']:.2f} / {by['backoff']:.2f} | "
+                         + " ".join(f"{x:.2f}" for x in r["utilisation"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def study(args) -> None:
+    import json
+    import time
+
+    from .common import commit, cpu_model
+
+    t0 = time.time()
+    load = __import__("os").getloadavg()[0]
+    prof = Profile.load(args.profile)
+    seeds = tuple(range(args.seeds))
+    print("calibration", flush=True)
+    cal = calibration(prof, seeds)
+    print("predictions", flush=True)
+    pred = predictions(prof, seeds, args.grown_seconds, (0,))
+    header = {"machine": cpu_model(), "commit": commit(),
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t0)),
+              "load_at_start": load, "load_at_end": __import__("os").getloadavg()[0],
+              "seconds": time.time() - t0, "profile": args.profile, "seeds": args.seeds,
+              "grown_seconds": args.grown_seconds}
+    text = markdown(cal, pred, args.grown_seconds)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "calibration": cal, "predictions": pred,
+                       "markdown": text}, f, indent=1)
+    if args.plot:
+        plot(cal, pred, args.plot)
+    print(json.dumps(header))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", allow_abbrev=False, help="simulate some cluster sizes")
+    run.add_argument("profile", help="benchmarks/profiles/<case>.npz")
+    run.add_argument("--machines", nargs="+", type=int, default=[1, 2, 8, 32])
+    run.add_argument("--lanes", type=int, default=LANES)
+    run.add_argument("--rate", type=float, default=PREDICT_RATE, help="nodes per second of one lane")
+    run.add_argument("--rtt-ms", type=float, default=0.5, help="round trip between machines")
+    run.add_argument("--handler", type=float, default=HANDLER_SECONDS)
+    run.add_argument("--seeds", type=int, default=3)
+    run.add_argument("--scale", type=int, default=1, help="the tree this many times larger")
+    run.add_argument("--policy", action="append", metavar="FIELD=VALUE", default=[])
+    run.add_argument("--remote-rows", type=int, default=0, help="model-only lever (Levers)")
+    run.add_argument("--lifelines", type=int, default=0, help="model-only lever (Levers)")
+    run.add_argument("--deal-lanes", action="store_true", help="model-only lever (Levers)")
+    st = sub.add_parser("study", allow_abbrev=False,
+                        help="the fit on the emulated cluster and the predictions to 4,096 cores")
+    st.add_argument("--profile", default="benchmarks/profiles/T1L.npz")
+    st.add_argument("--seeds", type=int, default=3)
+    st.add_argument("--grown-seconds", type=float, default=0.25,
+                    help="work per core of the grown tree, real-cluster seconds")
+    st.add_argument("--plot", help="write the figure (PNG) here")
+    st.add_argument("--json", help="write every figure (JSON) here")
+    args = ap.parse_args(argv)
+    if args.command == "study":
+        study(args)
+        return
+    from .emulate_cluster import parse_policy
+
+    prof = Profile.load(args.profile)
+    if args.scale > 1:
+        prof = scaled(prof, args.scale)
+    pol = SimPolicy(**parse_policy(args.policy))
+    levers = Levers(remote_rows=args.remote_rows, lifelines=args.lifelines,
+                    deal_lanes=args.deal_lanes)
+    mc = Machine(rate=args.rate, latency=args.rtt_ms / 1e3, handler_seconds=args.handler,
+                 chunk_overhead=CHUNK_OVERHEAD)
+    for M in args.machines:
+        r = _median_runs(prof, M, args.lanes, pol, mc, levers, tuple(range(args.seeds)))
+        print(f"{M:5d} x {args.lanes} = {M * args.lanes:6d} cores: search "
+              f"{r['search_seconds']:.4f} s, efficiency {r['efficiency']:.3f} "
+              f"[{r['efficiency_min']:.3f}-{r['efficiency_max']:.3f}], idle {r['idle']:.3f}, "
+              f"steals {r['steals']} ({r['tried']})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+

@@ -40,6 +40,8 @@ def test_one_lane_zero_latency_is_the_kernel_time_plus_overheads(t1):
     (4, 3, SimPolicy(probes=4, reserve=2), Levers(remote_rows=2)),
     (6, 2, SimPolicy(), Levers(lifelines=2)),
     (5, 3, SimPolicy(victims="random"), Levers(deal_lanes=True, remote_rows=1, lifelines=3)),
+    (4, 2, SimPolicy(probes=3), Levers(demand_wait_chunks=0.0, remote_rows=2)),
+    (3, 4, SimPolicy(), Levers(feed_siblings=True)),
 ])
 def test_work_is_conserved(t1, machines, lanes, policy, levers):
     mc = Machine(rate=4.0e6, latency=0.0005)
@@ -53,6 +55,8 @@ def test_work_is_conserved(t1, machines, lanes, policy, levers):
         assert r["steals_tried"] == 0
     if not levers.lifelines:
         assert r["pushes"] == 0
+    # the idle time by cause adds up to the lanes' own idle clocks
+    assert sum(r["idle_by"].values()) == pytest.approx(r["idle_fraction"], rel=1e-9, abs=1e-12)
 
 
 def test_a_case_by_hand():
