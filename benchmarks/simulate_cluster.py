@@ -70,7 +70,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .simulate import Machine, Profile, SimPolicy, Tree
+from .simulate import Machine, Profile, SimPolicy, Tree, take_newest, take_oldest
 
 #: the engine's constants (engine/core/worker.py, engine/transports/dask/timeouts.py)
 HUNGRY_SLICES = 16
@@ -310,34 +310,6 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
         m.pushes += 1
         push(serve(m, t) + half_lat, "lifeline_push", to, None, got)
 
-    def take_newest(m: _Machine, a: int) -> list:
-        got: list = []
-        while a > 0 and m.shared:
-            b = m.shared[-1]
-            if len(b) <= a:
-                m.shared.pop()
-                got[:0] = b
-                a -= len(b)
-            else:
-                got[:0] = b[len(b) - a:]
-                m.shared[-1] = b[:len(b) - a]
-                a = 0
-        m.shared_rows -= len(got)
-        return got
-
-    def take_oldest(m: _Machine, want: int) -> list:
-        rows: list = []
-        while len(rows) < want and m.shared:
-            b = m.shared[0]
-            need = want - len(rows)
-            if len(b) <= need:
-                rows.extend(m.shared.popleft())
-            else:
-                rows.extend(b[:need])
-                m.shared[0] = b[need:]
-        m.shared_rows -= len(rows)
-        return rows
-
     def run_chunk(lane: _Lane, m: _Machine, t: float):
         nonlocal remaining, running
         if lane.idle_since is not None:
@@ -346,19 +318,8 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
         budget = lane.budget
         if m.hungry > 0 or m.wanted or m.shared_rows < m.want_more:
             budget = max(1, budget // HUNGRY_SLICES)
-        done = 0
         local = lane.local
-        while done < budget and local:
-            row = local.pop()
-            s = row if row > 0 else int(profile.size[-row - 1])
-            if s <= cutoff:
-                take = min(s, budget - done)
-                done += take
-                if take < s:
-                    local.append(s - take)
-            else:
-                done += 1
-                local.extend(tree.expand(row))
+        done = tree.search(local, budget)
         lane.hidden = hidden_per_level * math.log2(local[-1]) \
             if local and 0 < local[-1] <= cutoff else 0.0
         lane.nodes += done
