@@ -6,8 +6,9 @@ Dask worker of T lanes does.  Every rule is the engine's; where it lives:
 
 * **Dealing** (``transports/dask/driver.py: first_cut``, ``core/epochs.py: deal``,
   ``core/worker.py: WorkerSearch.__init__``): the client expands the top row until the
-  stack holds a row per machine (at most ``SETUP_NODE_CAP`` expansions) and deals row i
-  to machine i mod M; a machine deals its rows round-robin over its lanes.
+  stack holds a row per machine (at most ``SETUP_NODE_CAP`` expansions, which delay the
+  start: the client runs them undilated) and deals row i to machine i mod M; a machine
+  deals its rows round-robin over its lanes.
 * **Chunks** (``core/worker.py: _lane_loop``, ``core/stack.py: BudgetTuner``): a lane
   runs ``budget`` expansions (``nodes / rate`` seconds, plus ``chunk_overhead``), cut
   ``HUNGRY_SLICES`` times shorter while a sibling is idle or a thief waits (``hungry``,
@@ -57,7 +58,11 @@ which push it rows as soon as they have them to spare), ``deal_lanes`` (a row pe
 lane at the deal), ``demand_wait_chunks`` (how long a remote thief is held for an
 on-demand row) and ``feed_siblings`` (a row released for every idle sibling).
 
-    python -m stealsearch.benchmarks.simulate_cluster benchmarks/profiles/T1L.npz --machines 8 32 --lanes 16
+    python -m stealsearch.benchmarks.simulate_cluster run benchmarks/profiles/T1L.npz --machines 8 32
+    python -m stealsearch.benchmarks.simulate_cluster study --plot benchmarks/results/scale_out_model.png
+
+``study`` fits the model on the emulated cluster's measured points (:data:`MEASURED`) and
+predicts 16-lane machines to 4,096 cores (benchmarks/RESULTS.md, "Scale-out model").
 """
 from __future__ import annotations
 
@@ -807,6 +812,8 @@ def study(args) -> None:
     t0 = time.time()
     load = __import__("os").getloadavg()[0]
     prof = Profile.load(args.profile)
+    if args.seeds < 1 or args.grown_seconds <= 0:
+        raise SystemExit("simulate_cluster: --seeds and --grown-seconds must be positive")
     seeds = tuple(range(args.seeds))
     print("calibration", flush=True)
     cal = calibration(prof, seeds)
@@ -853,15 +860,23 @@ def main(argv=None):
     st.add_argument("--plot", help="write the figure (PNG) here")
     st.add_argument("--json", help="write every figure (JSON) here")
     args = ap.parse_args(argv)
+    try:
+        prof = Profile.load(args.profile)
+    except (OSError, ValueError, KeyError) as exc:
+        ap.error(f"{args.profile}: not a recorded profile ({exc})")
     if args.command == "study":
         study(args)
         return
     from .emulate_cluster import parse_policy
 
-    prof = Profile.load(args.profile)
+    if min(args.machines) < 1 or args.lanes < 1 or args.seeds < 1 or args.scale < 1:
+        ap.error("--machines, --lanes, --seeds and --scale must be positive")
     if args.scale > 1:
         prof = scaled(prof, args.scale)
-    pol = SimPolicy(**parse_policy(args.policy))
+    try:
+        pol = SimPolicy(**parse_policy(args.policy))
+    except (ValueError, TypeError) as exc:
+        ap.error(f"--policy: {exc}")
     levers = Levers(remote_rows=args.remote_rows, lifelines=args.lifelines,
                     deal_lanes=args.deal_lanes)
     mc = Machine(rate=args.rate, latency=args.rtt_ms / 1e3, handler_seconds=args.handler,

@@ -7,7 +7,7 @@ dilated run is the same run D times slower) and work against the real tree's cou
 import pytest
 
 from stealsearch.benchmarks.simulate import Machine, Profile, SimPolicy
-from stealsearch.benchmarks.simulate_cluster import Levers, scaled, simulate_cluster
+from stealsearch.benchmarks.simulate_cluster import Levers, main, scaled, simulate_cluster
 
 T1 = "benchmarks/profiles/T1.npz"
 T1_NODES = 4_130_071
@@ -104,3 +104,13 @@ def test_a_scaled_tree_holds_factor_times_the_work(t1):
     assert big.total == internal + 4 * leaves
     r = simulate_cluster(big, 3, 2, SimPolicy(), Machine(rate=4e6, latency=0.0005), seed=2)
     assert r["nodes"] == big.total
+
+
+def test_the_command(capsys):
+    main(["run", T1, "--machines", "2", "--lanes", "2", "--seeds", "1", "--policy", "probes=2"])
+    assert "2 x 2 =      4 cores" in capsys.readouterr().out
+    for bad in (["run", "no/such/profile.npz"], ["run", T1, "--lanes", "0"],
+                ["run", T1, "--policy", "k=0"]):
+        with pytest.raises(SystemExit) as stop:
+            main(bad)
+        assert stop.value.code == 2
