@@ -851,6 +851,9 @@ def main(argv=None):
     run.add_argument("--remote-rows", type=int, default=0, help="model-only lever (Levers)")
     run.add_argument("--lifelines", type=int, default=0, help="model-only lever (Levers)")
     run.add_argument("--deal-lanes", action="store_true", help="model-only lever (Levers)")
+    run.add_argument("--demand-wait-chunks", type=float, default=DEMAND_WAIT_CHUNKS,
+                     help="model-only lever (Levers)")
+    run.add_argument("--feed-siblings", action="store_true", help="model-only lever (Levers)")
     st = sub.add_parser("study", allow_abbrev=False,
                         help="the fit on the emulated cluster and the predictions to 4,096 cores")
     st.add_argument("--profile", default="benchmarks/profiles/T1L.npz")
@@ -871,6 +874,8 @@ def main(argv=None):
 
     if min(args.machines) < 1 or args.lanes < 1 or args.seeds < 1 or args.scale < 1:
         ap.error("--machines, --lanes, --seeds and --scale must be positive")
+    if args.remote_rows < 0 or args.lifelines < 0 or args.demand_wait_chunks < 0:
+        ap.error("--remote-rows, --lifelines and --demand-wait-chunks must be >= 0")
     if args.scale > 1:
         prof = scaled(prof, args.scale)
     try:
@@ -878,7 +883,8 @@ def main(argv=None):
     except (ValueError, TypeError) as exc:
         ap.error(f"--policy: {exc}")
     levers = Levers(remote_rows=args.remote_rows, lifelines=args.lifelines,
-                    deal_lanes=args.deal_lanes)
+                    deal_lanes=args.deal_lanes, demand_wait_chunks=args.demand_wait_chunks,
+                    feed_siblings=args.feed_siblings)
     mc = Machine(rate=args.rate, latency=args.rtt_ms / 1e3, handler_seconds=args.handler,
                  chunk_overhead=CHUNK_OVERHEAD)
     for M in args.machines:
