@@ -811,6 +811,7 @@ def study(args) -> None:
 
     t0 = time.time()
     load = __import__("os").getloadavg()[0]
+    started_at = commit()          # the code that runs, whatever is committed meanwhile
     prof = Profile.load(args.profile)
     if args.seeds < 1 or args.grown_seconds <= 0:
         raise SystemExit("simulate_cluster: --seeds and --grown-seconds must be positive")
@@ -819,7 +820,7 @@ def study(args) -> None:
     cal = calibration(prof, seeds)
     print("predictions", flush=True)
     pred = predictions(prof, seeds, args.grown_seconds, (0,))
-    header = {"machine": cpu_model(), "commit": commit(),
+    header = {"machine": cpu_model(), "commit": started_at,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t0)),
               "load_at_start": load, "load_at_end": __import__("os").getloadavg()[0],
               "seconds": time.time() - t0, "profile": args.profile, "seeds": args.seeds,
