@@ -114,3 +114,27 @@ def test_the_command(capsys):
         with pytest.raises(SystemExit) as stop:
             main(bad)
         assert stop.value.code == 2
+
+
+def test_the_study_writes_its_tables_figure_and_json(tmp_path, monkeypatch, capsys):
+    import json
+
+    import stealsearch.benchmarks.simulate_cluster as sc
+
+    # the study's plumbing only: one emulated point and one size, on the small T1 tree
+    # (the point's ideal time set for T1's size, so that a node costs what it costs there)
+    monkeypatch.setattr(sc, "MEASURED", [dict(sc.MEASURED[0], ideal_s=0.5)])
+    monkeypatch.setattr(sc, "CORES", (32,))
+    monkeypatch.setattr(sc, "GROWN_CORES", (32,))
+    png, out = tmp_path / "model.png", tmp_path / "model.json"
+    main(["study", "--profile", T1, "--seeds", "1", "--grown-seconds", "0.01",
+          "--plot", str(png), "--json", str(out)])
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    data = json.loads(out.read_text())
+    assert len(data["calibration"]) == 1
+    # each tree: two round trips x two policies, and the change (the grown tree's at
+    # 0.5 ms only)
+    assert len(data["predictions"]) == 6 + 5
+    assert all(r["nodes"] >= T1_NODES for r in data["predictions"])
+    text = capsys.readouterr().out
+    assert "### Fit" in text and "| 0.5 ms | defaults |" in text
