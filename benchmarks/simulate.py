@@ -187,6 +187,59 @@ class Tree:
             i += 1
         return sizes
 
+    def search(self, local: list, budget: int) -> int:
+        """One chunk on a stack of rows (bottom first): pop the top row; a block (at
+        most ``cutoff`` nodes) is consumed, its remainder left on top if the budget ends
+        inside it; any other row costs one expansion and pushes its children.  Returns
+        the nodes done (at most ``budget``)."""
+        done = 0
+        size, cutoff = self.p.size, self.cutoff
+        while done < budget and local:
+            row = local.pop()
+            s = row if row > 0 else int(size[-row - 1])
+            if s <= cutoff:
+                take = min(s, budget - done)
+                done += take
+                if take < s:
+                    local.append(s - take)
+            else:
+                done += 1
+                local.extend(self.expand(row))
+        return done
+
+
+def take_newest(owner, a: int) -> list:
+    """ACQUIRE: up to ``a`` of the newest rows of ``owner.shared`` (a deque of batches,
+    ``owner.shared_rows`` rows), bottom-to-top."""
+    got: list = []
+    while a > 0 and owner.shared:
+        b = owner.shared[-1]
+        if len(b) <= a:
+            owner.shared.pop()
+            got[:0] = b
+            a -= len(b)
+        else:
+            got[:0] = b[len(b) - a:]
+            owner.shared[-1] = b[:len(b) - a]
+            a = 0
+    owner.shared_rows -= len(got)
+    return got
+
+
+def take_oldest(owner, want: int) -> list:
+    """STEAL: up to ``want`` of the oldest rows of ``owner.shared``."""
+    rows: list = []
+    while len(rows) < want and owner.shared:
+        b = owner.shared[0]
+        need = want - len(rows)
+        if len(b) <= need:
+            rows.extend(owner.shared.popleft())
+        else:
+            rows.extend(b[:need])
+            owner.shared[0] = b[need:]
+    owner.shared_rows -= len(rows)
+    return rows
+
 
 # -- workers ---------------------------------------------------------------------------------
 @dataclass
@@ -294,21 +347,8 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
         if w.idle_since is not None:
             w.idle += t - w.idle_since
             w.idle_since = None
-        budget = w.budget
-        done = 0
-        local = w.local
-        cut = cutoff
-        while done < budget and local:
-            row = local.pop()
-            s = row if row > 0 else int(profile.size[-row - 1])
-            if s <= cut:
-                take = min(s, budget - done)
-                done += take
-                if take < s:
-                    local.append(s - take)
-            else:
-                done += 1
-                local.extend(tree.expand(row))
+        local, cut, budget = w.local, cutoff, w.budget
+        done = tree.search(local, budget)
         w.hidden = hidden_per_level * math.log2(local[-1]) if local and 0 < local[-1] <= cut else 0.0
         w.nodes += done
         w.chunks += 1
@@ -332,18 +372,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             run_chunk(w, t)
             return
         if w.shared_rows:
-            got, a = [], pol.acquire
-            while a > 0 and w.shared:
-                b = w.shared[-1]
-                if len(b) <= a:
-                    w.shared.pop()
-                    got[:0] = b
-                    a -= len(b)
-                else:
-                    got[:0] = b[len(b) - a:]
-                    w.shared[-1] = b[:len(b) - a]
-                    a = 0
-            w.shared_rows -= len(got)
+            got = take_newest(w, pol.acquire)
             w.acquires += 1
             w.local.extend(got)
             run_chunk(w, t)
@@ -400,16 +429,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             rows = []
             if w.shared_rows:
                 want = (w.shared_rows + 1) // 2 if pol.steal_half else pol.k
-                want = max(1, want)
-                while len(rows) < want and w.shared:
-                    b = w.shared[0]
-                    need = want - len(rows)
-                    if len(b) <= need:
-                        rows.extend(w.shared.popleft())
-                    else:
-                        rows.extend(b[:need])
-                        w.shared[0] = b[need:]
-                w.shared_rows -= len(rows)
+                rows = take_oldest(w, max(1, want))
             push(t + half_lat, "steal_reply", thief, (who, rows, w.shared_rows))
         elif kind == "steal_reply":
             v, rows, vshared = data
