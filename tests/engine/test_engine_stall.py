@@ -5,8 +5,6 @@ reach it in the background; the next epochs are dealt to the others).  The peer 
 is shortened for the test; what is asserted is counted, never timed."""
 import os
 import signal
-import threading
-import time
 
 import pytest
 
@@ -14,7 +12,7 @@ from stealsearch.engine import StealPolicy, solve
 from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.engine.transports.dask import calls, epoch_watch, timeouts
 from stealsearch.problems.uts import UTSProblem
-from forced import Gate, HookedUTS
+from forced import Gate, HookedUTS, stop_in_first_epoch
 from procutil import end_processes
 
 T1 = 4130071
@@ -58,21 +56,7 @@ def test_a_stalled_worker_costs_one_peer_timeout(waits, tmp_path):
         survivor, victim = sorted(pids)
         solve(UTSProblem.preset("default"), client=client)   # kernels loaded, plugin there
         gate = Gate(tmp_path)
-
-        def freeze():
-            try:
-                deadline = time.monotonic() + 60
-                while time.monotonic() < deadline:
-                    busy = client.processing()
-                    if any(str(k).startswith("stealsearch-") for v in busy.values() for k in v):
-                        break
-                    time.sleep(0.01)
-                os.kill(pids[victim], signal.SIGSTOP)
-            finally:
-                gate.open()
-
-        freezer = threading.Thread(target=freeze, daemon=True)
-        freezer.start()
+        freezer = stop_in_first_epoch(client, pids[victim], gate)
         try:
             r = solve(HookedUTS.preset("T1").hook(tmp_path, gate=gate), client=client,
                       policy=StealPolicy(stealing=False), checkpoint_every=5.0)
