@@ -103,9 +103,9 @@ def end_search(client, search_id: str, unanswered=()) -> None:
     stalled (SIGSTOPped) worker must not hold the end of the run (``client.run`` waits
     for every worker's reply, without a timeout).  Those in ``unanswered`` (the workers
     the search gave up on: declared stalled, or silent at an abort) get theirs in the
-    background, not waited for.  A worker
-    that misses it loses nothing: its epochs end by themselves, and a problem nobody
-    unloaded is dropped by its worker after its keep time."""
+    background, not waited for.  A worker that misses it loses nothing: its epochs end
+    by themselves, and a problem nobody unloaded is dropped by its worker after its keep
+    time."""
     try:
         workers = live_workers(client)
     except SearchFailed:        # the scheduler is gone: every epoch ends by itself anyway

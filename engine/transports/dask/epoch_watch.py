@@ -378,7 +378,7 @@ class EpochWatch:
         stops = {r: call_soon(self.client, self.peers[r], "stop", timeouts.STOP_TIMEOUT,
                               search_id=self.spec.search_id, epoch=self.spec.epoch,
                               reason=reason)
-                 for r in pending + [r for r in self.stalled if r not in pending]}
+                 for r in pending}
 
         def unanswered(r):
             f = stops[r]
