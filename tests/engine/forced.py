@@ -187,3 +187,29 @@ class NodeEpochs:
                 if o.coordinator and o.coordinator.get("stop_reason") == "node_limit":
                     o.coordinator["stop_reason"] = "cut"
         return run
+
+
+def stop_in_first_epoch(client, pid: int, gate: Gate,
+                        stopped: threading.Event | None = None) -> threading.Thread:
+    """A thread, started, that SIGSTOPs ``pid`` once ``client``'s cluster runs a search's
+    epoch tasks, then opens ``gate``: a search held by the gate has expanded nothing yet,
+    so the stop falls inside its first epoch.  The gate opens whatever happens (a search
+    that never started is then not held); ``stopped`` is set once the signal is sent."""
+    def freeze():
+        try:
+            deadline = time.monotonic() + HOLD_LIMIT / 2
+            while time.monotonic() < deadline:
+                busy = client.processing()
+                if any(str(k).startswith("stealsearch-") and "warm" not in str(k)
+                       for v in busy.values() for k in v):
+                    break
+                time.sleep(0.01)
+            os.kill(pid, signal.SIGSTOP)
+            if stopped is not None:
+                stopped.set()
+        finally:
+            gate.open()
+
+    thread = threading.Thread(target=freeze, daemon=True)
+    thread.start()
+    return thread

@@ -19,7 +19,7 @@ from stealsearch.engine.deploy.cluster import dask_client
 from stealsearch.engine.transports.dask import calls
 from stealsearch.engine.transports.dask.tables import running_searches
 from stealsearch.problems.uts import UTSProblem
-from forced import ENDLESS, Gate, HookedUTS, hooked_uts
+from forced import ENDLESS, Gate, HookedUTS, hooked_uts, stop_in_first_epoch
 from procutil import _alive, end_processes, wait_until
 
 BIN = os.path.dirname(sys.executable)
@@ -51,20 +51,6 @@ def test_sigstopped_worker_does_not_hang_the_run(short_timeouts, tmp_path):
         stopped = threading.Event()
         gate = Gate(tmp_path)
 
-        def freeze():
-            try:
-                deadline = time.monotonic() + 60
-                while time.monotonic() < deadline:
-                    busy = client.processing()
-                    if any(str(k).startswith("stealsearch-") and "warm" not in str(k)
-                           for v in busy.values() for k in v):
-                        break
-                    time.sleep(0.01)
-                os.kill(victim, signal.SIGSTOP)
-                stopped.set()
-            finally:
-                gate.open()
-
         def safety():                   # never leave a stopped process behind a failure
             time.sleep(240)
             try:
@@ -73,8 +59,7 @@ def test_sigstopped_worker_does_not_hang_the_run(short_timeouts, tmp_path):
                 pass
 
         threading.Thread(target=safety, daemon=True).start()
-        t = threading.Thread(target=freeze, daemon=True)
-        t.start()
+        t = stop_in_first_epoch(client, victim, gate, stopped)
         try:
             r = solve(HookedUTS.preset("T1").hook(tmp_path, gate=gate), client=client,
                       checkpoint_every=5.0)

@@ -97,19 +97,25 @@ def stop_epoch(client, addrs, search_id: str, epoch: int, reason: str) -> dict:
                    epoch=epoch, reason=reason)
 
 
-def end_search(client, search_id: str) -> None:
+def end_search(client, search_id: str, unanswered=()) -> None:
     """The search's teardown on every worker: stop its epochs, forget its problem and
     shares.  One comm call per worker, all at once, each bounded by ``STOP_TIMEOUT``: a
     stalled (SIGSTOPped) worker must not hold the end of the run (``client.run`` waits
-    for every worker's reply, without a timeout).  A worker that misses it loses
-    nothing: its epochs end by themselves, and a problem nobody unloaded is dropped by
-    its worker after its keep time."""
+    for every worker's reply, without a timeout).  Those in ``unanswered`` (the workers
+    the search gave up on: declared stalled, or silent at an abort) get theirs in the
+    background, not waited for.  A worker that misses it loses nothing: its epochs end
+    by themselves, and a problem nobody unloaded is dropped by its worker after its keep
+    time."""
     try:
         workers = live_workers(client)
     except SearchFailed:        # the scheduler is gone: every epoch ends by itself anyway
         return
-    ask_all(client, workers, "unload", timeouts.STOP_TIMEOUT, search_id=search_id,
-            reason="teardown")
+    for addr in workers:
+        if addr in unanswered:
+            call_soon(client, addr, "unload", timeouts.STOP_TIMEOUT, search_id=search_id,
+                      reason="teardown")
+    ask_all(client, [a for a in workers if a not in unanswered], "unload",
+            timeouts.STOP_TIMEOUT, search_id=search_id, reason="teardown")
 
 
 def register_plugin(client) -> None:

@@ -116,6 +116,11 @@ class DaskTransport(Transport):
         self.suspects: set[str] = set()
         #: the ping in flight to each suspect (answered: it is back)
         self._suspect_pings: dict = {}
+        #: the suspects the last epoch's watchdog declared stalled (no answer for a peer
+        #: timeout): their next ping is not waited for
+        self._silent: set[str] = set()
+        #: (epoch, worker) of every worker declared stalled (``info["stalls"]``)
+        self.stalls: list[tuple[int, str]] = []
         self.shipper: ProblemShipper | None = None
         self.watch = None
         #: the first epoch's workers, loaded as it starts
@@ -209,7 +214,8 @@ class DaskTransport(Transport):
     def _ping_suspects(self, live: list[str]) -> None:
         """A suspect that answered its ping is back; one that did not is asked again.
         Each ping runs in the background for up to a peer timeout, and only a new one is
-        waited for, briefly (a worker that merely returned late answers at once): a
+        waited for, briefly (a worker that merely returned late answers at once), unless
+        its worker was just declared stalled (it answered nothing for a peer timeout): a
         suspect still stalled costs the epochs after it nothing (a ping waited for here
         cost every epoch a second)."""
         for addr, ping in list(self._suspect_pings.items()):
@@ -222,7 +228,9 @@ class DaskTransport(Transport):
                 self._suspect_pings[addr] = call_soon(self.client, addr, "ping",
                                                       timeouts.PEER_TIMEOUT, search_id="",
                                                       epoch=-1)
-                new.append(self._suspect_pings[addr])
+                if addr not in self._silent:
+                    new.append(self._suspect_pings[addr])
+        self._silent.clear()
         if new:
             concurrent.futures.wait(new, timeout=SUSPECT_ANSWER)
         for addr, ping in list(self._suspect_pings.items()):
@@ -307,6 +315,8 @@ class DaskTransport(Transport):
                 # is discarded with the epoch, so only the stop is sent
                 grace = timeouts.STOP_TIMEOUT if run.past_limit() else timeouts.ABORT_GRACE
                 self.suspects.update(run.wind_down("abort", grace))
+                self._silent = {peers[r] for r in run.stalled}
+                self.stalls += [(spec.epoch, peers[r]) for r in run.stalled]
                 return EpochRun([run.outcomes[r] for r in sorted(run.outcomes)], abort=why)
             run.release()
         if run.retiring:
@@ -337,14 +347,15 @@ class DaskTransport(Transport):
             ping.cancel()
         if self.shipper is not None:
             self.shipper.close()
-        end_search(self.client, loop.search_id)
+        end_search(self.client, loop.search_id, unanswered=self.suspects)
 
     def info(self, loop) -> dict:
         shipped = self.shipper.figures() if self.shipper is not None else {}
         return {"rows_left_shared": loop.rows_left_shared, "setup_nodes": loop.setup_nodes,
                 "carried_nodes": loop.carried, "rows_left": loop.cut.n_rows(),
                 "setup_seconds": loop.clock.setup_seconds, **shipped, **self.shares,
-                "handovers": self.handovers, "last_epoch_workers": list(self.last_peers)}
+                "handovers": self.handovers, "last_epoch_workers": list(self.last_peers),
+                "stalls": [list(s) for s in self.stalls]}
 
 
 def run_dask(problem: Problem, client, *, workers: int | None = None,

@@ -16,7 +16,7 @@ from ...core import stop_request
 from ...core.epochs import EpochOutcome, EpochSpec
 from ...core.errors import SearchFailed
 from . import timeouts
-from .calls import ask_all, live_workers, recoverable, stop_epoch, sync_call
+from .calls import ask_all, call_soon, live_workers, recoverable, stop_epoch, sync_call
 from .task import run_epoch
 from .wire import ShareTicket
 
@@ -87,6 +87,11 @@ class EpochWatch:
         self._ping_sent: dict[int, float] = {}
         self._answered: dict[int, float] = {}
         self._watch_from = time.monotonic()
+        #: ranks the watchdog declared stalled: nothing waits on them again
+        self.stalled: list[int] = []
+        #: rank 0's progress snapshot in flight (asked in the background: a stalled
+        #: rank 0 must not make every poll wait for it)
+        self._snapshot: concurrent.futures.Future | None = None
         #: the search's time limit (monotonic; None: none): the workers' own clocks start
         #: later (as their shares arrive), so they end their epochs a little after it
         self.limit_at = None if spec.time_left is None else self._watch_from + spec.time_left
@@ -117,13 +122,22 @@ class EpochWatch:
         otherwise hold the whole search for as long as it slept), nor at the end of a
         load's or a share's own timeout (a worker stalled while the first epoch loads
         held it for a minute).  Past the time limit the bound is
-        ``LIMIT_STALL_PINGS`` pings: a stall counts against the limit."""
+        ``LIMIT_STALL_PINGS`` pings: a stall counts against the limit.
+
+        The declaration is the one wait a stall costs: the ranks declared are kept in
+        ``stalled``, and no later call of this search waits on them (the wind-down's
+        stop, the driver's choice of the next epoch's workers, the teardown send to
+        them in the background).  Not waiting loses nothing: their epoch is rolled
+        back whatever they would answer (the cut dealt from is the client's), and
+        :meth:`wind_down` reports them missing, so the driver deals them nothing until
+        they answer a ping again."""
         now = time.monotonic()
         patience = timeouts.PEER_TIMEOUT
         if self.past_limit():
             patience = min(patience, LIMIT_STALL_PINGS * timeouts.PING_EVERY)
         for r, addr in enumerate(self.peers):
-            if r in self.outcomes or r in self.retiring or self.futures[r].done():
+            if r in self.outcomes or r in self.retiring or self.futures[r].done() \
+                    or r in self.stalled:
                 continue        # (a task that ended is not stalled: its fetch has a timeout)
             f = self._pings.get(r)
             if f is not None and f.done():
@@ -135,12 +149,15 @@ class EpochWatch:
                     pass
             last = self._answered.setdefault(r, self._watch_from)
             if now - last > patience:
-                return (f"worker(s) {addr} stalled (no answer for {patience:g} s"
-                        + (", past the time limit)" if self.past_limit() else ")"))
-            if r not in self._pings and now - self._ping_sent.get(r, 0.0) >= timeouts.PING_EVERY:
+                self.stalled.append(r)
+            elif r not in self._pings and now - self._ping_sent.get(r, 0.0) >= timeouts.PING_EVERY:
                 self._ping_sent[r] = now
                 self._pings[r] = asyncio.run_coroutine_threadsafe(
                     self._ping(addr), self.client.loop.asyncio_loop)
+        if self.stalled:
+            return (f"worker(s) {', '.join(self.peers[r] for r in self.stalled)} stalled "
+                    f"(no answer for {patience:g} s"
+                    + (", past the time limit)" if self.past_limit() else ")"))
         return None
 
     def _check_sends(self) -> str | None:
@@ -307,18 +324,35 @@ class EpochWatch:
             if self.t_start is not None and time.monotonic() - self.t_start > stall_after:
                 stalled = [a for r, a in enumerate(self.peers) if r not in self.outcomes]
                 return "abort", f"worker(s) {', '.join(stalled)} stalled"
-            if self.progress_cb is not None and 0 not in self.outcomes and 0 not in self.retiring:
-                snap = ask_all(self.client, [self.peers[0]], "progress", 1.0,
-                                search_id=self.spec.search_id, epoch=self.spec.epoch)
-                snap = snap.get(self.peers[0])
-                if isinstance(snap, dict):
-                    self.progress_cb(snap)
+            if self.progress_cb is not None:
+                self._progress()
+
+    def _progress(self) -> None:
+        """The live line from rank 0's last snapshot; the next one is asked for in the
+        background (one in flight at a time, each bounded), so the poll goes on at its
+        pace while rank 0 is slow or stalled."""
+        f = self._snapshot
+        if f is not None:
+            if not f.done():
+                return
+            self._snapshot = None
+            try:
+                snap = f.result()
+            except BaseException:           # timed out or gone: the watchdog judges it
+                snap = None
+            if isinstance(snap, dict):
+                self.progress_cb(snap)
+        if 0 not in self.outcomes and 0 not in self.retiring:
+            self._snapshot = call_soon(self.client, self.peers[0], "progress", 1.0,
+                                       search_id=self.spec.search_id, epoch=self.spec.epoch)
 
     def release(self) -> None:
         """Cancel the tasks that did not return (a retired worker's, pinned to an
         address that no longer exists), and sends and fetches still under way."""
-        for f in list(self.sends.values()) + list(self.fetches.values()) + list(self._pings.values()):
-            f.cancel()
+        for f in list(self.sends.values()) + list(self.fetches.values()) \
+                + list(self._pings.values()) + [self._snapshot]:
+            if f is not None:
+                f.cancel()
         left = [f for r, f in enumerate(self.futures) if not f.done()]
         if left:
             try:
@@ -329,22 +363,37 @@ class EpochWatch:
     def wind_down(self, reason: str, grace: float) -> list[str]:
         """Stop every task of the epoch and wait up to ``grace`` s for those whose worker
         is still there; returns the workers that did not return (excluded until they
-        answer a ping again)."""
+        answer a ping again).
+
+        The stops go out at once, in the background, and a worker is waited for only
+        while its stop has not failed and the watchdog (:meth:`_watchdog`, still
+        pinging) has not declared it stalled: a worker stalled past the patience costs
+        the wind-down nothing, also when a peer's failed call to it ended the epoch a
+        moment before the watchdog would have."""
         try:
             alive = set(live_workers(self.client))
         except SearchFailed:
             alive = set()
-        pending = [a for r, a in enumerate(self.peers) if r not in self.outcomes and a in alive]
-        replies = stop_epoch(self.client, pending, self.spec.search_id, self.spec.epoch, reason)
-        waiting = [r for r, a in enumerate(self.peers) if r not in self.outcomes
-                   and a in alive and not isinstance(replies.get(a), Exception)]
+        pending = [r for r, a in enumerate(self.peers) if r not in self.outcomes and a in alive]
+        stops = {r: call_soon(self.client, self.peers[r], "stop", timeouts.STOP_TIMEOUT,
+                              search_id=self.spec.search_id, epoch=self.spec.epoch,
+                              reason=reason)
+                 for r in pending}
+
+        def unanswered(r):
+            f = stops[r]
+            return f.done() and (f.cancelled() or f.exception() is not None)
+
         end = time.monotonic() + grace
-        while time.monotonic() < end:
+        while True:
             try:
                 self._collect()
             except SearchFailed:
                 break
-            if all(self.futures[r].done() for r in waiting) and not self._fetching():
+            self._watchdog()
+            waiting = [r for r in pending if r not in self.outcomes and r not in self.stalled
+                       and not self.futures[r].done() and not unanswered(r)]
+            if (not waiting and not self._fetching()) or time.monotonic() >= end:
                 break
             time.sleep(0.02)
         try:
