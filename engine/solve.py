@@ -328,7 +328,7 @@ def _check_place(place, grace: float) -> None:
         check_scheduler_address(place.scheduler)
     if place.workers is not None and (isinstance(place.workers, bool) or not isinstance(
             place.workers, numbers.Integral) or place.workers < 1):
-        raise InputError(f"--workers must be a whole number >= 1, got {place.workers!r}")
+        raise InputError(f"workers must be a whole number >= 1, got {place.workers!r}")
     if place.local and place.workers is not None:
         from .deploy.cluster import check_worker_count
         check_worker_count(place.workers, place.force, notice=False)   # cores, memory

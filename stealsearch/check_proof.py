@@ -558,7 +558,7 @@ def register(subparsers) -> None:
                     "file cannot be read.  VeriPB checks the same files: "
                     "veripb PREFIX.opb PREFIX.pbp",
         epilog=example_epilog(
-            "stealsearch clique tests/clique/data/hamming6-2.clq --sequential --prove proof",
+            "stealsearch clique --gnp 40 0.5 --seed 1 --prove proof",
             "stealsearch check-proof proof"))
     p.add_argument("prefix", metavar="PREFIX", help="the files PREFIX.opb and PREFIX.pbp")
     p.add_argument("--model", metavar="FILE", default=None,

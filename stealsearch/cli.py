@@ -29,14 +29,16 @@ def build_parser() -> OneLineParser:
     """The ``stealsearch`` parser: the tour, every registered problem's sub-commands
     (:mod:`stealsearch.registry`, in its order), the sweep and reproduce commands, resume,
     check-proof."""
-    from stealsearch.engine.app.commandline import OneLineParser
+    from stealsearch.engine.app.commandline import OneLineParser, example_epilog
 
     from . import check_proof, demo, registry, reproduce, sweep
 
     parser = OneLineParser(
         prog="stealsearch",
         description="Parallel backtracking search on Dask (stealstack), and the "
-                    "scheduling algorithms of the seed papers.")
+                    "scheduling algorithms of the same papers.",
+        epilog=example_epilog("stealsearch clique keller4",
+                              "stealsearch hrel --random 8 16 --algorithm all"))
     parser.add_argument("--version", action="version", version=f"stealsearch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND",
                                 parser_class=OneLineParser)
@@ -62,12 +64,17 @@ _REPORT_DESTS = ("json", "quiet", "progress")
 
 
 def _register_resume(sub) -> None:
+    from stealsearch.engine.app.commandline import example_epilog
+
     p = sub.add_parser("resume", help="continue a search checkpointed with --checkpoint DIR",
                        description="Continue the search checkpointed in DIR: the stored command "
                                    "is run again from its last consistent cut, on the backend "
                                    "given here (default: as a new search does, on every usable "
                                    "core of this process).  A "
-                                   "checkpoint of a different input is refused.")
+                                   "checkpoint of a different input is refused.",
+                       epilog=example_epilog(
+                           "stealsearch uts --tree T1L --checkpoint ckpt --time-limit 2",
+                           "stealsearch resume ckpt --time-limit 2"))
     p.add_argument("dir", metavar="DIR", help="the folder a --checkpoint DIR run wrote")
     where = p.add_mutually_exclusive_group()
     from stealsearch.engine.app.commandline import add_workers_argument
@@ -78,7 +85,8 @@ def _register_resume(sub) -> None:
     where.add_argument("--scheduler", metavar="ADDR", default=None,
                        help="continue on a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     where.add_argument("--cluster-config", metavar="FILE", default=None,
-                       help="continue on a cluster described in cluster_configs/")
+                       help="continue on a cluster described in FILE (YAML; the ready ones "
+                            "ship in stealsearch.cluster_configs)")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="stop after S more seconds")
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
@@ -89,6 +97,10 @@ def _register_resume(sub) -> None:
     add_cluster_arguments(p)
     p.add_argument("--checkpoint-required", action="store_true", default=None,
                    help=checkpoint_required_help() + " (default: as the stored command)")
+    p.add_argument("--prove", default=None, metavar="PREFIX",
+                   help="continue the proof of a search started with --prove (its "
+                        "checkpoint keeps the proof so far): write the model PREFIX.opb "
+                        "and the proof PREFIX.pbp of the whole search when it finishes")
     p.add_argument("--trust", action="store_true",
                    help="resume a checkpoint that your key did not sign (another user's or "
                         "machine's, or edited): its stored command is still checked, and "
@@ -105,6 +117,9 @@ def _register_resume(sub) -> None:
 #: options whose value names a file or folder the command writes: never taken from a
 #: stored command (the checkpoint is written into the resumed DIR, the result to stdout)
 _OUTPUT_DESTS = ("checkpoint", "out", "plot", "dendrogram_plot", "save_instance", "prove")
+#: output options the resume command gives itself: the stored value is dropped (the
+#: checkpoint is the resumed DIR; a proof goes where the resume command's --prove says)
+_RESUME_OWN_DESTS = ("checkpoint", "prove")
 
 
 def _search_commands(parser) -> dict:
@@ -148,7 +163,7 @@ def validated_command(directory, argv, parser):
                               "a version, not a search; refusing to run it") from None
     sub = searches[argv[0]]
     for action in sub._actions:
-        if action.dest in _OUTPUT_DESTS and action.dest != "checkpoint" \
+        if action.dest in _OUTPUT_DESTS and action.dest not in _RESUME_OWN_DESTS \
                 and getattr(namespace, action.dest, action.default) != action.default:
             raise CheckpointError(f"checkpoint {directory}: its stored command writes "
                                   f"{action.option_strings[-1]}; refusing to write a path the "
@@ -179,6 +194,11 @@ def _run_resume(args) -> int:
             setattr(inner, dest, value)
     if args.checkpoint_required:
         inner.checkpoint_required = True
+    if hasattr(inner, "prove"):
+        inner.prove = args.prove            # never the stored command's path
+    elif args.prove is not None:
+        raise CheckpointError(f"checkpoint {args.dir}: its search ({argv[0]}) logs no "
+                              "proof; --prove applies to a clique search")
     if any(getattr(args, dest) for dest in _REPORT_DESTS):
         for dest in _REPORT_DESTS:
             setattr(inner, dest, bool(getattr(args, dest)))
@@ -370,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list, interrupts) -> int:
-    from stealsearch.engine.app.commandline import one_line_warnings
+    from stealsearch.engine.app.commandline import announce_compiles, one_line_warnings
     from stealsearch.engine.core.errors import InputError, SearchFailed
 
     stdout = sys.stdout
@@ -381,6 +401,7 @@ def _main(argv: list, interrupts) -> int:
             interrupts.stop_if_requested()      # one that a callback swallowed while importing
             args = parser.parse_args(argv)
             args.stealsearch_argv = argv
+            announce_compiles(args)             # a first run's kernel compiles say so, once
             code = args.func(args)
             sys.stdout.flush()
             sig = interrupts.received_signal()

@@ -67,6 +67,8 @@ LANE_JOIN_GRACE = 5.0
 LOOP_GRACE = 5.0
 #: seconds between two tries of a message to rank 0 before it has started the epoch
 POST_RETRY = 0.005
+#: how often a search thread waiting for a peer's reply looks whether the epoch was aborted
+ABORT_POLL = 0.05
 
 
 class Lane:
@@ -197,6 +199,8 @@ class WorkerSearch:
         self.incumbent = int(spec.incumbent)
         self.stop_event = threading.Event()
         self.stop_reason: str | None = None
+        # set by the client's "abort" stop: this epoch is rolled back whatever it returns
+        self.aborted = threading.Event()
         self.best_value = None
         self.best_buffer = None
         self.best_lock = threading.Lock()
@@ -273,6 +277,8 @@ class WorkerSearch:
     def handle_stop(self, reason):
         if self.stop_reason is None:
             self.stop_reason = reason
+        if reason == "abort":
+            self.aborted.set()
         self.stop_event.set()
         return "ok"
 
@@ -292,8 +298,14 @@ class WorkerSearch:
     def _calls(self, targets, op: str, **kwargs) -> list:
         """Synchronous requests/replies to peers' handlers, from a search thread, all at
         once: the calls run on the host's loop, this thread waits for every reply (each
-        at most the peer timeout, and a little more for the loop to take it).  Returns
-        ``[(peer, reply or the exception it raised)]`` in the order of ``targets``."""
+        at most the peer timeout, and a little more for the loop to take it), and for
+        none once the client aborted the epoch: a thread held by a stalled peer would
+        otherwise hold the abort, and the next epoch, for up to a peer timeout.  Not
+        waiting is exact because the epoch is discarded: a reply not waited for is a
+        failure of the epoch (:meth:`_fail`: its outcome is never committed), and the
+        rows a late steal reply carries are dropped with the epoch's other rows (the
+        client deals its last cut again).  Returns ``[(peer, reply or the exception it
+        raised)]`` in the order of ``targets``."""
         timeout = self.spec.peer_timeout
         replies = []
         for to in targets:
@@ -314,13 +326,22 @@ class WorkerSearch:
         out = []
         wait_until = time.monotonic() + timeout + self.periods.loop_grace
         for to, reply in zip(targets, replies):
-            try:
-                out.append((to, reply.result(max(0.0, wait_until - time.monotonic()))))
-            except concurrent.futures.TimeoutError:
+            while not reply.done() and not self.aborted.is_set():
+                left = wait_until - time.monotonic()
+                if left <= 0:
+                    break
+                concurrent.futures.wait([reply], timeout=min(left, ABORT_POLL))
+            if reply.done():
+                # (the call's own timeout is a TimeoutError too: it is the reply's, not
+                # the loop's, so it is read from the future, never from this wait)
+                exc = reply.exception()
+                out.append((to, reply.result() if exc is None else exc))
+            elif self.aborted.is_set():
+                out.append((to, ConnectionAbortedError(
+                    f"{op} to {self.peers[to]}: not waited for, the epoch was aborted")))
+            else:
                 out.append((to, TimeoutError(f"{op} to {self.peers[to]}: the host's loop "
                                              "did not run the call")))
-            except BaseException as exc:
-                out.append((to, exc))
         return out
 
     def _post(self, to: int, op: str, on_reply=None, retry_not_ready=False, on_done=None,

@@ -87,7 +87,7 @@ def parse_workers(value) -> int | None:
     if isinstance(value, str) and value.strip().lower() == "auto":
         return usable_cores()
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"--workers must be a whole number >= 1 or 'auto', got {value!r}")
+        raise InputError(f"workers must be a whole number >= 1 or 'auto', got {value!r}")
     return int(value)
 
 
@@ -386,9 +386,13 @@ def announce_dashboard(client, file=None) -> str | None:
         log.debug("no dashboard link: %r", exc)
         return None
     if link:
+        from ..core.progress import write_above
+
         page = link.rsplit("/status", 1)[0].rstrip("/") + "/stealsearch"
-        print(f"dashboard: {link}  (searches and sweeps: {page})",
-              file=sys.stderr if file is None else file, flush=True)
+        # a line of its own above the live line (a ramp-up's cluster comes up while the
+        # line is drawn)
+        write_above(f"dashboard: {link}  (searches and sweeps: {page})",
+                    file=sys.stderr if file is None else file)
     return link
 
 

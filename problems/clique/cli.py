@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("clique", help="maximum clique / k-clique / clique counting (Thimm, Kreher, Merkey)",
                               description="Maximum clique and friends on the stealstack engine.",
                               epilog=example_epilog(
-                                  "stealsearch clique tests/clique/data/hamming6-2.clq",
+                                  "stealsearch clique keller4",
                                   "stealsearch clique --gnp 30 0.5 --mode count-maximal --json"))
     p.add_argument("file", nargs="?", metavar="FILE",
                    help="DIMACS .clq file or edge list, or the name of a graph that ships with "

@@ -92,8 +92,9 @@ def test_workers_auto_in_the_api_and_bad_values(monkeypatch):
 
     assert parse_workers("auto") == usable_cores() and parse_workers(None) is None
     for bad in (0, -1, "2", "lots", 2.5, True):
-        with pytest.raises(InputError, match="workers"):
+        with pytest.raises(InputError, match="^workers must") as refused:
             parse_workers(bad)
+        assert "--workers" not in str(refused.value)    # the API's keyword, not the flag
 
 
 def test_the_no_flag_default_runs_lanes_on_the_usable_cores_and_starts_no_process():
