@@ -292,11 +292,13 @@ class LiveLine:
             logger.info("the live line ended: %r", exc)
             self.close()
 
-    def close(self) -> None:
+    def close(self, keep: bool = True) -> None:
+        """End the live line: kept on the screen, or cleared (``keep=False``) for the
+        line of the search it was handed over to, which goes on from its count and time."""
         if self.bar is None:
             return
         try:
-            self.bar.close()
+            self.bar.close(keep=keep)
         except (OSError, ValueError) as exc:
             logger.info("the live line ended: %r", exc)
         self.bar = None
@@ -440,7 +442,7 @@ class EpochLoop:
                 raise failed from exc
         finally:
             self._last_look()
-            self.live.close()
+            self.live.close(keep=self.stop_reason != "handover")
             try:
                 transport.finish(self)
                 self.clock.start()         # (never started: all of it was set-up)

@@ -169,13 +169,22 @@ class Progress:
         from tqdm import tqdm
 
         nodes = max(0, int(nodes))
+        # tqdm draws once as it is made, its clock at 00:00: a line that goes on from
+        # another (a hand-over, a resume) is made silent and given the terminal once its
+        # clock is set, so that its first frame shows the time it goes on from
+        goes_on = self.live and elapsed > 0
         self._bar = tqdm(total=None, desc=desc, unit="", unit_scale=True,
                          smoothing=SMOOTHING, mininterval=mininterval, miniters=0,
-                         file=self.file if self.live else _Nowhere(), leave=True,
-                         dynamic_ncols=self.live, bar_format=self._format(nodes),
+                         file=self.file if self.live and not goes_on else _Nowhere(),
+                         leave=True, dynamic_ncols=self.live, bar_format=self._format(nodes),
                          initial=nodes)
         if elapsed > 0:             # tqdm's elapsed time is now - start_t
             self._bar.start_t -= float(elapsed)
+        if goes_on:
+            from tqdm.utils import DisableOnWriteError
+
+            self._bar.fp = DisableOnWriteError(self.file, tqdm_instance=self._bar)
+            self._bar.sp = self._bar.status_printer(self._bar.fp)
         if self.live:
             self._redirect.enter_context(logging_redirect())
             atexit.register(self.close)
@@ -247,8 +256,10 @@ class Progress:
             return ""
         return str(self._bar).strip()
 
-    def close(self) -> None:
-        """Draw the last figures and end the line with a newline (idempotent)."""
+    def close(self, keep: bool = True) -> None:
+        """Draw the last figures and end the line with a newline (idempotent); with
+        ``keep=False`` (a search handed over to a line that goes on from this one) clear
+        it instead, so that the next line is drawn in its place."""
         bar, self._bar = self._bar, None
         if bar is None:
             return
@@ -257,8 +268,10 @@ class Progress:
                 self._bar = bar
                 print(self.line(), file=self.file, flush=True)
                 self._bar = None
-            else:
+            elif keep:
                 bar.refresh()
+            else:
+                bar.leave = False       # tqdm clears the line and ends without a newline
         finally:
             try:
                 bar.close()             # leave=True: the line stays, a newline follows
