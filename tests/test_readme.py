@@ -9,14 +9,16 @@ The README's other blocks install or build from a clone (``pip install``, ``make
 which tests/package and tests/test_demo.py cover.  The rest here reads the file: its
 length, its links, and nothing a pip user lacks.
 """
-import json
 import re
-import time
+import sys
 from pathlib import Path
 
 import pytest
 
 import readme_blocks
+
+sys.path.insert(0, str(Path(__file__).parent / "package"))
+from wheel_check import wait_for_record  # noqa: E402  (tests/package/, the check's module)
 
 ROOT = readme_blocks.ROOT
 TEXT = readme_blocks.README.read_text()
@@ -95,20 +97,6 @@ def test_the_promises_are_read_as_the_readme_means_them():
 
 @pytest.mark.timeout(WAIT + 60)
 def test_the_quickstart_runs_as_written_after_pip_install(wheel_check):
-    ended, report = wheel_check
-    deadline = time.monotonic() + WAIT
-    while True:
-        finished = ended()       # before reading: its last record is read
-        try:
-            data = json.loads(Path(report).read_text())
-        except (OSError, ValueError):
-            data = {"records": [], "done": False}
-        found = [r for r in data["records"] if r["step"] == "readme"]
-        if found:
-            break
-        if finished or data["done"]:
-            pytest.fail("the wheel check ended without running the README's quickstart")
-        if time.monotonic() > deadline:
-            pytest.fail(f"the README's quickstart had not run after {WAIT} s")
-        time.sleep(1)
-    assert found[0]["ok"], found[0]["detail"]
+    record = wait_for_record(wheel_check, lambda r: r["step"] == "readme",
+                             "a run of the README's quickstart", WAIT)
+    assert record["ok"], record["detail"]

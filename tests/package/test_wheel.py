@@ -10,13 +10,12 @@ count; the newest also a clique on 2 Dask workers with every warning shown).
 
 The steps run in one background process started before the first test
 (tests/conftest.py); each test here waits for its step's record."""
-import json
 import os
-import time
 
 import pytest
 
 import wheel_check
+from wheel_check import wait_for_record
 
 PYTHONS = wheel_check.claimed_pythons()
 CASES = [(py, step) for i, py in enumerate(PYTHONS)
@@ -34,22 +33,6 @@ def _label(case):
 @pytest.mark.timeout(WAIT + 60)
 @pytest.mark.parametrize("python,step", CASES, ids=[_label(c) for c in CASES])
 def test_installed_package(wheel_check, python, step):
-    ended, report = wheel_check
-    deadline = time.monotonic() + WAIT
-    while True:
-        finished = ended()       # before reading: its last record is read
-        try:
-            data = json.loads(open(report).read())
-        except (OSError, ValueError):
-            data = {"records": [], "done": False}
-        found = [r for r in data["records"] if r["python"] == python and r["step"] == step]
-        if found:
-            break
-        if finished or data["done"]:
-            pytest.fail(f"the wheel check ended without a record of "
-                        f"{step} on {python}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"no record of {step} on {python} after {WAIT} s")
-        time.sleep(1)
-    record = found[0]
+    record = wait_for_record(wheel_check, lambda r: r["python"] == python and r["step"] == step,
+                             f"a record of {step} on {python}", WAIT)
     assert record["ok"], f"{step} on {python}: {record['detail']}"

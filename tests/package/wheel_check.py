@@ -65,6 +65,30 @@ def steps_for(index: int, count: int) -> tuple[str, ...]:
 DOCUMENTED_STDERR: tuple[str, ...] = ("stealsearch: compiling kernels, first run only",)
 
 
+def wait_for_record(check, match, what: str, wait: float) -> dict:
+    """The first record of the background check (the ``wheel_check`` fixture's
+    ``(ended, report)``) that ``match`` accepts, waited for up to ``wait`` seconds; a
+    test failure naming ``what`` when the check ends without one or the wait runs out."""
+    import pytest
+
+    ended, report = check
+    deadline = time.monotonic() + wait
+    while True:
+        finished = ended()       # before reading: its last record is read
+        try:
+            data = json.loads(Path(report).read_text())
+        except (OSError, ValueError):
+            data = {"records": [], "done": False}
+        found = [r for r in data["records"] if match(r)]
+        if found:
+            return found[0]
+        if finished or data["done"]:
+            pytest.fail(f"the wheel check ended without {what}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} after {wait} s")
+        time.sleep(1)
+
+
 def claimed_minors() -> list[int]:
     """The 3.X versions pyproject.toml's classifiers claim."""
     import re
