@@ -145,6 +145,10 @@ class Progress:
         count and the elapsed time go on from them, the rate counts only new nodes.
     """
 
+    #: (when, the clock it showed) of the last line cleared for a hand-over in this
+    #: process: the terminal has one live line, and the next goes on from its clock
+    _handed_over: tuple[float, float] | None = None
+
     def __init__(self, enabled: bool, desc: str = "search", *, file=None,
                  mininterval: float = MIN_INTERVAL, nodes: int = 0, elapsed: float = 0.0):
         self.desc = desc
@@ -169,6 +173,12 @@ class Progress:
         from tqdm import tqdm
 
         nodes = max(0, int(nodes))
+        if elapsed > 0 and Progress._handed_over is not None:
+            # the line handed over to this one showed its own clock (set-up and a hold
+            # included): this one goes on from whichever is later, never back
+            at, shown = Progress._handed_over
+            elapsed = max(float(elapsed), shown + time.monotonic() - at)
+        Progress._handed_over = None
         # tqdm draws once as it is made, its clock at 00:00: a line that goes on from
         # another (a hand-over, a resume) is made silent and given the terminal once its
         # clock is set, so that its first frame shows the time it goes on from
@@ -272,6 +282,7 @@ class Progress:
                 bar.refresh()
             else:
                 bar.leave = False       # tqdm clears the line and ends without a newline
+                Progress._handed_over = (time.monotonic(), bar._time() - bar.start_t)
         finally:
             try:
                 bar.close()             # leave=True: the line stays, a newline follows

@@ -80,8 +80,8 @@ def test_the_compile_notice_appears_once_on_a_cold_cache_and_not_again(tmp_path)
     assert err.splitlines().count(NOTICE) == 1, err  # once, however many kernels compiled
     compiled = cold["info"]["compile_seconds"]
     # with --sequential every compilation is the warm-up's, before the search's clock:
-    # the reported wall time counts them
-    assert compiled > 0 and cold["wall_seconds"] >= compiled
+    # the reported wall time counts them (compile_seconds is rounded to the millisecond)
+    assert compiled > 0 and cold["wall_seconds"] >= compiled - 0.0005
     err, warm = run_tiny(tmp_path, "cache")          # the same cache: everything loads
     assert NOTICE not in err, err
     assert "compile_seconds" not in warm["info"]
