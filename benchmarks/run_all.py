@@ -69,6 +69,7 @@ ORDER = [
     "twolevel",
     "tiers",
     "estimate",
+    "defaults16",
     "threads",
 ]
 

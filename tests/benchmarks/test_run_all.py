@@ -138,3 +138,19 @@ def test_items_run_in_a_scratch_copy_and_failures_are_rows(tmp_path, capsys, mon
     assert code == 1 and "did not write benchmarks/results/probe_silent.md" in out
     assert (work / "benchmarks" / "results" / "probe_ok.md").read_text().endswith("--full-size\n")
     assert str(work) not in (work / "benchmarks" / "RESULTS.md").read_text()
+
+
+def test_results_md_is_the_assembly_of_its_sections(tmp_path):
+    # RESULTS.md is generated: a figure written into it by hand, and not into its
+    # results/<name>.md, would vanish at the next `make bench` (and from the docs, which
+    # include the sections).  Assembling a copy of benchmarks/ must give the file back.
+    import shutil
+    repo = run_all.HERE.parent
+    shutil.copytree(repo / "benchmarks", tmp_path / "benchmarks",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.png", "*.json*"))
+    assembled = run_all.assemble(tmp_path).read_text()
+    committed = (repo / "benchmarks" / "RESULTS.md").read_text()
+    assert assembled == committed, (
+        "benchmarks/RESULTS.md differs from its sections: write the text into "
+        "benchmarks/results/<name>.md and run "
+        "`python -m stealsearch.benchmarks.run_all --assemble`")
