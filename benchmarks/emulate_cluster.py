@@ -38,8 +38,9 @@ cluster's work per core x D) at least 20 emulated seconds (``IDEAL_FLOOR``; or
 ``--ideal-seconds``): ``D = max(cores / share, ideal x cores / (nodes x c))``.
 ``search_seconds`` are emulated seconds (the run's own); the real cluster's are D
 times fewer.  ``--oracle-json FILE`` keeps the sequential search's figures (count,
-nodes, c) of a tree in a file and reads them back for the same tree (a series of runs
-on one tree pays for one sequential search).
+nodes, c) of a tree, and of the small tree c is first measured on, in a file and reads
+them back for the same tree: a series of runs sizes the same tree and pays for one
+sequential search.
 
 **What is checked.**  Every run: the count against the sequential search's (or the
 optimum, for a clique), row conservation (the engine's own check); the CPU the whole
@@ -208,13 +209,18 @@ def cached_oracle(problem, path: str | None) -> dict:
     if path is None:
         return sequential_oracle(problem)
     key = tree_key(problem)
-    known = {}
-    if os.path.exists(path):
+
+    def read() -> dict:
+        if not os.path.exists(path):
+            return {}
         with open(path) as f:
-            known = json.load(f)
-        if key in known:
-            return {**known[key], "from_file": path}
+            return json.load(f)
+
+    known = read()
+    if key in known:
+        return {**known[key], "from_file": path}
     oracle = sequential_oracle(problem)
+    known = read()          # read again: another run may have added a tree meanwhile
     known[key] = {**oracle, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                   "load_average": os.getloadavg()[0]}
     tmp = f"{path}.tmp{os.getpid()}"
@@ -232,7 +238,8 @@ def calibrate(spec: str, cores: int, *, work_per_core: float | None = DEFAULT_WO
     if spec not in ("T1XL", "T3"):
         problem = problem_from(spec, 0.0)
         return problem, cached_oracle(problem, oracle_json)
-    probe = sequential_oracle(sized_uts(spec, 2e6))
+    # (the probe is kept in the oracle file too: a series of runs sizes one tree)
+    probe = cached_oracle(sized_uts(spec, 2e6), oracle_json)
     wanted = nodes_wanted(cores, probe["node_cpu_seconds"], work_per_core=work_per_core,
                           ideal=ideal, share=share)
     for _ in range(GROW_TRIES):
