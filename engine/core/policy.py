@@ -52,6 +52,20 @@ class StealPolicy:
     #: threshold otherwise answers a remote thief only on demand, a chunk later, with
     #: one row: far too little for a machine of idle lanes.
     reserve: int = 0
+    #: chunks a peer's steal that finds the shared portion empty, while this worker's
+    #: lanes still hold rows, is held for the row they release on demand (the reply
+    #: waits, so the row goes to that thief).  0: the reply goes at once, empty, and the
+    #: lanes still release a row for the next thief.  A thief held for a victim's row
+    #: learns nothing of the other victims meanwhile: with many machines, most of the
+    #: thieves' time goes to such holds.
+    demand_wait: float = 2.0
+    #: rows a steal from a peer takes per idle lane of the thief, at least (the thief
+    #: says how many lanes it has; all of them are idle, as a process steals only once
+    #: it holds no row), the victim's whole shared portion at most; the usual half (or
+    #: ``k``) when that is more.  0: the usual half (or ``k``).  A thief of 16 lanes given
+    #: one row splits it a row a chunk to feed its siblings, while the victim's portion
+    #: kept the rows that would have fed them at once.
+    remote_rows: int = 0
     #: node expansions of the first kernel call (a chunk); with ``chunk_seconds`` set,
     #: later chunks adapt so that one lasts about that long.
     budget: int = 2_000
@@ -95,6 +109,12 @@ class StealPolicy:
             raise ValueError(f"StealPolicy.probes must be a positive integer, got {self.probes!r}")
         if not isinstance(self.reserve, int) or self.reserve < 0:
             raise ValueError(f"StealPolicy.reserve must be an integer >= 0, got {self.reserve!r}")
+        if not isinstance(self.remote_rows, int) or self.remote_rows < 0:
+            raise ValueError(f"StealPolicy.remote_rows must be an integer >= 0, "
+                             f"got {self.remote_rows!r}")
+        if not (isinstance(self.demand_wait, (int, float)) and 0 <= self.demand_wait < float("inf")):
+            raise ValueError(f"StealPolicy.demand_wait must be a number >= 0, "
+                             f"got {self.demand_wait!r}")
         if self.victims not in VICTIM_ORDERS:
             raise ValueError(f"StealPolicy.victims must be one of {', '.join(VICTIM_ORDERS)}, "
                              f"got {self.victims!r}")
