@@ -65,7 +65,7 @@ def fill_shared(dask_worker=None):
     entry = WorkerSearch.__new__(WorkerSearch)     # only what handle_steal touches
     entry.stack = Stack()
     entry.shared = Bottomless(Stack.codec)
-    entry.policy = StealPolicy()
+    entry.policy = StealPolicy().for_workers(2)
     dask_worker.extensions[EXTENSION_NAME].searches[("bench-comm", 0)] = entry
 
 

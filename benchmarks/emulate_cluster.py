@@ -468,7 +468,8 @@ class Emulation:
             # stretches and the proxy late, and the emulated periods grow with it
             "harness_below_machine": meter.cores < (os.cpu_count() or 1)
             and meter.machine_busy < 0.95,
-            "policy": {k: v for k, v in policy.as_dict().items() if k != "dilation"},
+            "policy": {k: v for k, v in policy.for_workers(self.machines).as_dict().items()
+                       if k != "dilation"},
         }
         if fault:
             out["fault"] = {**fault, **record}

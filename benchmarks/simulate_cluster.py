@@ -211,7 +211,10 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
         ``idle_fraction`` (lanes' idle time / (cores x search)), node and message counts.
     """
     rng = random.Random(seed)
-    pol, mc, lv = policy, machine, levers
+    # a field the policy leaves to the run takes its few-process value (the protocol's
+    # own): the engine's multi-process defaults are modelled by giving them, and the
+    # levers for demand_wait and remote_rows, explicitly
+    pol, mc, lv = policy.for_workers(1), machine, levers
     d = float(pol.dilation)
     chunk = pol.chunk_seconds or 0.005
     if cutoff is None:

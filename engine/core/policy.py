@@ -17,6 +17,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 VICTIM_ORDERS = ("ring", "random", "permutation", "richest")
+#: the fields a policy leaves to the run (None) and their values with fewer than
+#: ``MULTI_PROCESS_WORKERS`` workers (one process of lanes, or two workers: the paper's
+#: protocol, as measured on one machine) ...
+FEW_PROCESSES = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0}
+#: ... and with that many or more (a cluster of machines: the emulated cluster's 8 x 16
+#: lanes, benchmarks/RESULTS.md "Scale-out, measured")
+MULTI_PROCESS = {"probes": 4, "reserve": 2, "demand_wait": 0.0, "remote_rows": 1}
+MULTI_PROCESS_WORKERS = 3
 
 
 @dataclass(frozen=True)
@@ -44,28 +52,33 @@ class StealPolicy:
     #: paper's) pays one round trip per victim, so a round over n peers lasts n - 1
     #: round trips; more probes find a victim with rows in fewer round trips, at the cost
     #: of steals that may bring more rows than one lane needs (its siblings share them).
-    probes: int = 1
+    #: None (the default): :data:`MULTI_PROCESS` with three workers or more, else 1.
+    probes: int | None = None
     #: rows a worker keeps in its shared portion for thieves: while the portion holds
     #: fewer, a lane releases the bottom row of its stack (its largest subtree) after
-    #: each chunk, if it holds two rows or more.  0 (the default): only the threshold
-    #: and on-demand releases.  A multi-lane worker whose lanes' stacks stay under the
-    #: threshold otherwise answers a remote thief only on demand, a chunk later, with
-    #: one row: far too little for a machine of idle lanes.
-    reserve: int = 0
+    #: each chunk, if it holds two rows or more.  0: only the threshold and on-demand
+    #: releases.  A multi-lane worker whose lanes' stacks stay under the threshold
+    #: otherwise answers a remote thief only on demand, a chunk later, with one row:
+    #: far too little for a machine of idle lanes.  None (the default):
+    #: :data:`MULTI_PROCESS` with three workers or more, else 0.
+    reserve: int | None = None
     #: chunks a peer's steal that finds the shared portion empty, while this worker's
     #: lanes still hold rows, is held for the row they release on demand (the reply
     #: waits, so the row goes to that thief).  0: the reply goes at once, empty, and the
     #: lanes still release a row for the next thief.  A thief held for a victim's row
     #: learns nothing of the other victims meanwhile: with many machines, most of the
-    #: thieves' time goes to such holds.
-    demand_wait: float = 2.0
+    #: thieves' time goes to such holds; with two workers the thief has nobody else to
+    #: ask, and the hold gives it the row before the victim's own lanes take it back.
+    #: None (the default): :data:`MULTI_PROCESS` with three workers or more, else 2.
+    demand_wait: float | None = None
     #: rows a steal from a peer takes per idle lane of the thief, at least (the thief
     #: says how many lanes it has; all of them are idle, as a process steals only once
     #: it holds no row), the victim's whole shared portion at most; the usual half (or
     #: ``k``) when that is more.  0: the usual half (or ``k``).  A thief of 16 lanes given
     #: one row splits it a row a chunk to feed its siblings, while the victim's portion
-    #: kept the rows that would have fed them at once.
-    remote_rows: int = 0
+    #: kept the rows that would have fed them at once.  None (the default):
+    #: :data:`MULTI_PROCESS` with three workers or more, else 0.
+    remote_rows: int | None = None
     #: node expansions of the first kernel call (a chunk); with ``chunk_seconds`` set,
     #: later chunks adapt so that one lasts about that long.
     budget: int = 2_000
@@ -105,15 +118,17 @@ class StealPolicy:
                 raise ValueError(f"StealPolicy.{name} must be a positive integer, got {value!r}")
         if self.polling < 0:
             raise ValueError(f"StealPolicy.polling must be >= 0, got {self.polling}")
-        if not isinstance(self.probes, int) or self.probes < 1:
-            raise ValueError(f"StealPolicy.probes must be a positive integer, got {self.probes!r}")
-        if not isinstance(self.reserve, int) or self.reserve < 0:
-            raise ValueError(f"StealPolicy.reserve must be an integer >= 0, got {self.reserve!r}")
-        if not isinstance(self.remote_rows, int) or self.remote_rows < 0:
-            raise ValueError(f"StealPolicy.remote_rows must be an integer >= 0, "
-                             f"got {self.remote_rows!r}")
-        if not (isinstance(self.demand_wait, (int, float)) and 0 <= self.demand_wait < float("inf")):
-            raise ValueError(f"StealPolicy.demand_wait must be a number >= 0, "
+        if self.probes is not None and (not isinstance(self.probes, int) or self.probes < 1):
+            raise ValueError(f"StealPolicy.probes must be a positive integer or None, "
+                             f"got {self.probes!r}")
+        for name in ("reserve", "remote_rows"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise ValueError(f"StealPolicy.{name} must be an integer >= 0 or None, "
+                                 f"got {value!r}")
+        if self.demand_wait is not None and not (
+                isinstance(self.demand_wait, (int, float)) and 0 <= self.demand_wait < float("inf")):
+            raise ValueError(f"StealPolicy.demand_wait must be a number >= 0 or None, "
                              f"got {self.demand_wait!r}")
         if self.victims not in VICTIM_ORDERS:
             raise ValueError(f"StealPolicy.victims must be one of {', '.join(VICTIM_ORDERS)}, "
@@ -124,6 +139,14 @@ class StealPolicy:
             raise ValueError("StealPolicy.idle_backoff must be > 0")
         if not (isinstance(self.dilation, (int, float)) and 1 <= self.dilation < float("inf")):
             raise ValueError(f"StealPolicy.dilation must be a number >= 1, got {self.dilation!r}")
+
+    def for_workers(self, n: int) -> "StealPolicy":
+        """This policy with every field left to the run (None) set for a search on ``n``
+        worker processes (:data:`FEW_PROCESSES`, :data:`MULTI_PROCESS`): the fields that
+        act only between processes, so one process of lanes, and two workers, search
+        exactly as with the paper's protocol."""
+        table = MULTI_PROCESS if n >= MULTI_PROCESS_WORKERS else FEW_PROCESSES
+        return replace(self, **{k: v for k, v in table.items() if getattr(self, k) is None})
 
     def with_(self, **changes) -> "StealPolicy":
         return replace(self, **changes)

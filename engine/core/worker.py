@@ -177,7 +177,9 @@ class WorkerSearch:
         self.problem = problem
         self.rank = rank
         self.peers = spec.peers
-        self.policy = spec.policy
+        # the fields left to the run take the values for this many workers (the same
+        # on every worker of the epoch: they all have its peers)
+        self.policy = spec.policy.for_workers(len(spec.peers))
         self.periods = Periods(self.policy)
         n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]

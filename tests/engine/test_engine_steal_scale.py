@@ -48,6 +48,25 @@ def test_a_steal_takes_a_row_per_thief_lane_at_least(held, k, half, at_least, ta
     assert sp.rows_given == taken
 
 
+# -- the defaults: multi-process values from three workers on -------------------------------
+def test_defaults_leave_one_process_and_two_workers_as_they_were():
+    from stealsearch.engine.core.policy import FEW_PROCESSES, MULTI_PROCESS
+
+    old = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0}
+    assert FEW_PROCESSES == old
+    for n in (1, 2):
+        assert {k: getattr(StealPolicy().for_workers(n), k) for k in old} == old
+    for n in (3, 8, 512):
+        assert {k: getattr(StealPolicy().for_workers(n), k) for k in old} == MULTI_PROCESS
+    # a value given is kept, whatever the workers
+    given = StealPolicy(probes=2, reserve=0, demand_wait=1.0, remote_rows=3)
+    assert given.for_workers(8) == given == given.for_workers(1)
+    with pytest.raises(ValueError, match="remote_rows"):
+        StealPolicy(remote_rows=-1)
+    with pytest.raises(ValueError, match="demand_wait"):
+        StealPolicy(demand_wait=float("inf"))
+
+
 # -- one worker on a stand-in host ---------------------------------------------------------
 class Recording(StandIn):
     """A stand-in whose peers answer ``NOT_READY`` and record every call's arguments."""
