@@ -282,7 +282,8 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
     if cutoff is None:
         cutoff = max(64, int(machine.rate * (policy.chunk_seconds or 0.005) / 20))
     tree = Tree(profile, cutoff, rng)
-    pol, mc = policy, machine
+    # a field the policy leaves to the run takes its few-process value: the protocol's own
+    pol, mc = policy.for_workers(1), machine
     rate_n = mc.rate_at(n)
     half_lat = mc.latency / 2
     # dealing (client side, DFS like _deal)

@@ -20,11 +20,19 @@ VICTIM_ORDERS = ("ring", "random", "permutation", "richest")
 #: the fields a policy leaves to the run (None) and their values with fewer than
 #: ``MULTI_PROCESS_WORKERS`` workers (one process of lanes, or two workers: the paper's
 #: protocol, as measured on one machine) ...
-FEW_PROCESSES = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0}
+FEW_PROCESSES = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0,
+                 "victims": "ring", "chunk_seconds": 0.005}
 #: ... and with that many or more (a cluster of machines: the emulated cluster's 8 x 16
 #: lanes, benchmarks/RESULTS.md "Scale-out, measured")
-MULTI_PROCESS = {"probes": 4, "reserve": 2, "demand_wait": 0.0, "remote_rows": 1}
+MULTI_PROCESS = {"probes": 4, "reserve": 2, "demand_wait": 0.0, "remote_rows": 1,
+                 "victims": "random", "chunk_seconds": 0.001}
 MULTI_PROCESS_WORKERS = 3
+
+
+def _left(name: str, value) -> bool:
+    """Whether a policy field's ``value`` is left to the run (0 for ``chunk_seconds``,
+    whose None is a fixed budget; None for the others)."""
+    return value == 0 if name == "chunk_seconds" else value is None
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,9 @@ class StealPolicy:
     acquire: int = 64
     #: victim order of FINDWORK: "ring" (next in ring, the paper's), "random",
     #: "permutation" (a fixed random permutation per worker), "richest" (largest last
-    #: known shared portion first; sizes are gossiped with progress reports).
-    victims: str = "ring"
+    #: known shared portion first; sizes are gossiped with progress reports).  None (the
+    #: default): :data:`MULTI_PROCESS` with three workers or more, else "ring".
+    victims: str | None = None
     #: steal half of the victim's shared rows instead of k (adaptive batch size).  On
     #: by default: on trees of many tiny subtrees (UTS T3) k rows buy a thief too little
     #: work, and it spends its time stealing again.
@@ -86,8 +95,10 @@ class StealPolicy:
     #: costs ~5 us), short enough that RELEASE happens often, thieves find rows and
     #: stops and limits act within milliseconds whatever one node costs (a UTS node
     #: ~0.2 us, a clique node on 1000 vertices ~50 us, a liquid node up to ms).
-    #: None keeps ``budget`` fixed.
-    chunk_seconds: float | None = 0.005
+    #: None keeps ``budget`` fixed.  0 (the default): chosen by the run, 5 ms with one
+    #: or two workers, :data:`MULTI_PROCESS`'s with three or more (a thief on another
+    #: machine waits for a victim's next chunk: its RELEASE, its on-demand row).
+    chunk_seconds: float | None = 0.0
     #: upper limit of the adapted budget.
     max_budget: int = 1_000_000
     #: False disables STEAL: every worker searches only what it was dealt (the "no
@@ -130,11 +141,12 @@ class StealPolicy:
                 isinstance(self.demand_wait, (int, float)) and 0 <= self.demand_wait < float("inf")):
             raise ValueError(f"StealPolicy.demand_wait must be a number >= 0 or None, "
                              f"got {self.demand_wait!r}")
-        if self.victims not in VICTIM_ORDERS:
+        if self.victims is not None and self.victims not in VICTIM_ORDERS:
             raise ValueError(f"StealPolicy.victims must be one of {', '.join(VICTIM_ORDERS)}, "
                              f"got {self.victims!r}")
-        if self.chunk_seconds is not None and self.chunk_seconds <= 0:
-            raise ValueError("StealPolicy.chunk_seconds must be > 0 or None")
+        if self.chunk_seconds is not None and not 0 <= self.chunk_seconds < float("inf"):
+            raise ValueError("StealPolicy.chunk_seconds must be > 0, 0 (chosen by the run) "
+                             f"or None, got {self.chunk_seconds!r}")
         if self.idle_backoff <= 0:
             raise ValueError("StealPolicy.idle_backoff must be > 0")
         if not (isinstance(self.dilation, (int, float)) and 1 <= self.dilation < float("inf")):
@@ -146,7 +158,8 @@ class StealPolicy:
         act only between processes, so one process of lanes, and two workers, search
         exactly as with the paper's protocol."""
         table = MULTI_PROCESS if n >= MULTI_PROCESS_WORKERS else FEW_PROCESSES
-        return replace(self, **{k: v for k, v in table.items() if getattr(self, k) is None})
+        # (a chunk_seconds of None is a fixed budget, given: 0 is the one left to the run)
+        return replace(self, **{k: v for k, v in table.items() if _left(k, getattr(self, k))})
 
     def with_(self, **changes) -> "StealPolicy":
         return replace(self, **changes)

@@ -52,15 +52,20 @@ def test_a_steal_takes_a_row_per_thief_lane_at_least(held, k, half, at_least, ta
 def test_defaults_leave_one_process_and_two_workers_as_they_were():
     from stealsearch.engine.core.policy import FEW_PROCESSES, MULTI_PROCESS
 
-    old = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0}
+    old = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0,
+           "victims": "ring", "chunk_seconds": 0.005}
     assert FEW_PROCESSES == old
     for n in (1, 2):
         assert {k: getattr(StealPolicy().for_workers(n), k) for k in old} == old
     for n in (3, 8, 512):
         assert {k: getattr(StealPolicy().for_workers(n), k) for k in old} == MULTI_PROCESS
-    # a value given is kept, whatever the workers
-    given = StealPolicy(probes=2, reserve=0, demand_wait=1.0, remote_rows=3)
+    # a value given is kept, whatever the workers (a fixed budget too)
+    given = StealPolicy(probes=2, reserve=0, demand_wait=1.0, remote_rows=3,
+                        victims="richest", chunk_seconds=None)
     assert given.for_workers(8) == given == given.for_workers(1)
+    assert StealPolicy(chunk_seconds=0.003).for_workers(8).chunk_seconds == 0.003
+    with pytest.raises(ValueError, match="chunk_seconds"):
+        StealPolicy(chunk_seconds=-0.001)
     with pytest.raises(ValueError, match="remote_rows"):
         StealPolicy(remote_rows=-1)
     with pytest.raises(ValueError, match="demand_wait"):
