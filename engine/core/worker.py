@@ -102,6 +102,8 @@ class Periods:
     one an undilated run can produce on a slower machine."""
 
     def __init__(self, policy):
+        # (a policy not resolved for its workers is one process's, as the tuner takes it)
+        policy = policy.for_workers(1)
         d = self.dilation = float(policy.dilation)
         self.report = REPORT_INTERVAL * d
         self.grant_poll = GRANT_POLL * d
