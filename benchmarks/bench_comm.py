@@ -53,9 +53,11 @@ def fill_shared(dask_worker=None):
     from stealsearch.engine.core.stack import RowCodec
     from stealsearch.engine.core.stealstack import SharedPortion
 
+    from stealsearch.engine.core.policy import StealPolicy
+
     class Bottomless(SharedPortion):
-        def steal(self, k, half):
-            return np.zeros((k, 6), dtype=np.int64), 1
+        def steal(self, k, half, at_least=0):
+            return np.zeros((max(k, at_least), 6), dtype=np.int64), 1
 
     class Stack:
         codec = RowCodec(6)
@@ -63,6 +65,7 @@ def fill_shared(dask_worker=None):
     entry = WorkerSearch.__new__(WorkerSearch)     # only what handle_steal touches
     entry.stack = Stack()
     entry.shared = Bottomless(Stack.codec)
+    entry.policy = StealPolicy().for_workers(2)
     dask_worker.extensions[EXTENSION_NAME].searches[("bench-comm", 0)] = entry
 
 

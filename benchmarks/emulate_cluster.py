@@ -17,16 +17,30 @@ real cluster's (``--rtt-ms``).  So every ratio that decides the efficiency (roun
 / node cost, period / work) is the real cluster's, while the M x T emulated cores need
 only about ``M T / D`` real ones.
 
+**The size: real-cluster work per core W.**  A real cluster's search lasts seconds to
+hours per core, so the tree is sized by the work one core of the *real* cluster does:
+``--work-per-core W`` (real seconds of one core's node work, 0.25 by default), the tree
+grown until ``nodes x c >= cores x W`` (c the real CPU seconds of one node, measured by
+the sequential search of a small tree of the same shape).  The default trees grow so:
+``T1XL`` (UTS geometric, fixed shape, b 4, T1XL's seed) by its depth (one depth more is
+4 times the nodes), ``T3`` (UTS binomial, T3's q and m and seed) by the root's children,
+each the root of a Galton-Watson tree of ``1 / (1 - q m)`` nodes expected, and past
+``MAX_B0_ROWS`` of them by q (bigger subtrees).  ``--ideal-seconds S`` instead sizes the
+tree as before: ``S x share / c`` nodes whatever the cores (the ideal parallel time S
+at ``D = cores / share``), which holds the real-cluster work per core at ``S x share /
+cores``: below the protocol's own periods past a few dozen cores.
+
 **How D is chosen.**  The kernels of the emulated cores use ``M T / D`` real cores; D is
 the smallest value that keeps this under ``--cpu-share`` (0.5 core by default: the
 harness, the proxy and the other tenants keep the rest of a 2-core machine) and that
-makes the ideal parallel time (nodes x emulated node cost / cores) at least
-``--ideal-seconds`` (20 s): ``D = max(cores / share, ideal x cores / (nodes x c))``, c
-the real CPU seconds of one node, measured by the sequential search of the same tree
-that gives the expected count.  The default trees are sized for that: ``T1XL`` (UTS
-geometric, fixed shape, b 4, the depth chosen) and ``T3`` (UTS binomial, T3's q and m, the
-root's children scaled) hold ``ideal x share / c`` nodes or more.  ``search_seconds``
-are emulated seconds (the run's own); the real cluster's are D times fewer.
+makes the ideal parallel time (nodes x emulated node cost / cores, i.e. the real
+cluster's work per core x D) at least 20 emulated seconds (``IDEAL_FLOOR``; or
+``--ideal-seconds``): ``D = max(cores / share, ideal x cores / (nodes x c))``.
+``search_seconds`` are emulated seconds (the run's own); the real cluster's are D
+times fewer.  ``--oracle-json FILE`` keeps the sequential search's figures (count,
+nodes, c) of a tree, and of the small tree c is first measured on, in a file and reads
+them back for the same tree: a series of runs sizes the same tree and pays for one
+sequential search.
 
 **What is checked.**  Every run: the count against the sequential search's (or the
 optimum, for a clique), row conservation (the engine's own check); the CPU the whole
@@ -50,7 +64,9 @@ JSON (one object on the last line): ``count``, ``expected_count``, ``nodes``,
 ``machines``, ``lanes``, ``emulated_cores``, ``dilation``, ``node_seconds`` (the emulated
 cost of one node, D c), ``rtt_ms_equivalent`` (the measured round trip / D),
 ``search_seconds`` (emulated), ``efficiency`` (expected nodes x node_seconds / (cores x
-search_seconds)), ``steals_remote`` (between machines), ``steals_local`` (ACQUIREs: a
+search_seconds)), ``work_per_core`` (the real cluster's work per core, expected nodes x c
+/ cores; ``work_per_core_asked``: W), ``harness_cores`` (the CPU the whole emulation
+used, in cores, against ``machine_cores``), ``steals_remote`` (between machines), ``steals_local`` (ACQUIREs: a
 lane taking rows from its machine's shared portion), and the run's figures.  Skips
 (one line, or ``{"skipped": why}``, exit 0) where namespaces cannot be built.
 """
@@ -68,13 +84,17 @@ import threading
 import time
 
 #: emulated seconds of the ideal parallel time (nodes x node cost / cores) at least
-DEFAULT_IDEAL = 20.0
+IDEAL_FLOOR = 20.0
+#: real seconds of one core's node work on the real cluster: what sizes the tree
+DEFAULT_WORK_PER_CORE = 0.25
 #: real cores the emulated kernels may use
 DEFAULT_CPU_SHARE = 0.5
 #: the T1XL shape (UTS geometric, fixed, b0 4, seed 29 as T1L and T1XL); the depth sizes it
 T1XL_SHAPE = "-t 1 -a 3 -b 4 -r 29"
 #: the T3 shape (UTS binomial: q, m and the seed of T3); the root's children size it
 T3_SHAPE = {"q": 0.124875, "m": 8, "r": 42}
+#: sized trees grown again (each a sequential search) while they hold less than cores x W
+GROW_TRIES = 3
 #: steal calls timed for a round trip, at most (and at most ~2 s of them)
 RTT_CALLS = 40
 
@@ -86,35 +106,51 @@ def _uts(options: str, label: str | None = None):
     return UTSProblem(UTSParams.parse(options), label=label)
 
 
-def sized_uts(shape: str, nodes: float):
-    """A UTS tree of ``shape`` ("T1XL" or "T3") expected to hold about ``nodes`` or more.
+def sized_uts(shape: str, nodes: float, at_least: bool = True):
+    """A UTS tree of ``shape`` ("T1XL" or "T3") expected to hold ``nodes`` or more
+    (``at_least``), or about ``nodes`` (the nearest on a log scale: the old sizing).
 
     T1XL: a geometric tree of fixed shape has (4^(d+1) - 1) / 3 nodes expected at depth
-    d; the d nearest to ``nodes`` on a log scale (one depth more is 4 times the nodes: the
-    dilation makes up for the difference, :func:`choose_dilation`).  T3: a binomial tree
-    whose root has b0 children, each the root of a Galton-Watson tree of 1 / (1 - q m)
-    nodes expected: b0 = nodes (1 - q m)."""
+    d: the smallest d that holds ``nodes`` (one depth more is 4 times the nodes).  T3: a
+    binomial tree whose root has b0 children, each the root of a Galton-Watson tree of
+    1 / (1 - q m) nodes expected: b0 = nodes (1 - q m); past ``MAX_B0_ROWS`` children,
+    b0 stays there and q grows until each subtree holds nodes / b0 expected (q m < 1:
+    the tree stays finite, with certainty)."""
     from stealsearch.problems.uts.problem import MAX_B0_ROWS
 
     if shape == "T1XL":
         d = 1
-        while (4 ** (d + 1) - 1) / 3 < nodes / 2:
+        goal = nodes if at_least else nodes / 2
+        while (4 ** (d + 1) - 1) / 3 < goal:
             d += 1
         return _uts(f"{T1XL_SHAPE} -d {d}", label=f"T1XL-shaped d={d}")
     if shape == "T3":
         q, m, r = T3_SHAPE["q"], T3_SHAPE["m"], T3_SHAPE["r"]
-        b0 = min(MAX_B0_ROWS, max(1, math.ceil(nodes * (1 - q * m))))
-        return _uts(f"-t 0 -b {b0} -q {q} -m {m} -r {r}", label=f"T3-shaped b0={b0}")
+        b0 = max(1, math.ceil(nodes * (1 - q * m)))
+        if b0 > MAX_B0_ROWS:
+            b0 = MAX_B0_ROWS
+            q = (1 - b0 / nodes) / m
+        label = f"T3-shaped b0={b0}" + ("" if q == T3_SHAPE["q"] else f" q={q:.9g}")
+        return _uts(f"-t 0 -b {b0} -q {q:.9g} -m {m} -r {r}", label=label)
     raise ValueError(f"unknown tree shape {shape!r}")
 
 
-def problem_from(spec: str, nodes_wanted: float):
+def nodes_wanted(cores: int, node_cpu: float, *, work_per_core: float | None,
+                 ideal: float | None, share: float) -> float:
+    """Nodes a sized tree must hold: ``cores x W / c`` (the real cluster's work per
+    core W), or with ``ideal`` (the old sizing) ``ideal x share / c`` whatever the cores."""
+    if ideal is not None:
+        return ideal * share / node_cpu
+    return cores * work_per_core / node_cpu
+
+
+def problem_from(spec: str, nodes_wanted: float, at_least: bool = True):
     """The problem ``--tree`` names: T1XL / T3 (sized), a UTS preset, UTS options, or
     ``gnp:N:P:SEED`` (maximum clique on G(N, P))."""
     from stealsearch.problems.uts.problem import PRESETS
 
     if spec in ("T1XL", "T3"):
-        return sized_uts(spec, nodes_wanted)
+        return sized_uts(spec, nodes_wanted, at_least)
     if spec in PRESETS:
         from stealsearch.problems.uts import UTSProblem
 
@@ -157,15 +193,65 @@ def sequential_oracle(problem) -> dict:
             "status": r.status}
 
 
-def calibrate(spec: str, ideal: float, share: float) -> tuple[object, dict]:
-    """The problem and its oracle; a sized tree is sized on c measured on a small tree
-    of its shape, then measured again on itself."""
-    nodes_wanted = 0.0
-    if spec in ("T1XL", "T3"):
-        probe = sequential_oracle(sized_uts(spec, 2e6))
-        nodes_wanted = ideal * share / probe["node_cpu_seconds"]
-    problem = problem_from(spec, nodes_wanted)
-    return problem, sequential_oracle(problem)
+def tree_key(problem) -> str:
+    """What names a tree in an oracle file: a UTS tree's parameters, else its description."""
+    params = getattr(problem, "params", None)
+    if params is not None:
+        from dataclasses import asdict
+
+        return json.dumps(asdict(params), sort_keys=True)
+    return describe(problem)
+
+
+def cached_oracle(problem, path: str | None) -> dict:
+    """:func:`sequential_oracle` of ``problem``, read from the JSON file ``path`` if it
+    holds this tree's, else computed (and written there, with the others it holds)."""
+    if path is None:
+        return sequential_oracle(problem)
+    key = tree_key(problem)
+
+    def read() -> dict:
+        if not os.path.exists(path):
+            return {}
+        with open(path) as f:
+            return json.load(f)
+
+    known = read()
+    if key in known:
+        return {**known[key], "from_file": path}
+    oracle = sequential_oracle(problem)
+    known = read()          # read again: another run may have added a tree meanwhile
+    known[key] = {**oracle, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "load_average": os.getloadavg()[0]}
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(known, f, indent=1)
+    os.replace(tmp, path)
+    return oracle
+
+
+def calibrate(spec: str, cores: int, *, work_per_core: float | None = DEFAULT_WORK_PER_CORE,
+              ideal: float | None = None, share: float = DEFAULT_CPU_SHARE,
+              oracle_json: str | None = None) -> tuple[object, dict]:
+    """The problem and its oracle; a sized tree (T1XL, T3) is sized on c measured on a
+    small tree of its shape (:func:`nodes_wanted`), then measured again on itself."""
+    if spec not in ("T1XL", "T3"):
+        problem = problem_from(spec, 0.0)
+        return problem, cached_oracle(problem, oracle_json)
+    # (the probe is kept in the oracle file too: a series of runs sizes one tree)
+    probe = cached_oracle(sized_uts(spec, 2e6), oracle_json)
+    wanted = nodes_wanted(cores, probe["node_cpu_seconds"], work_per_core=work_per_core,
+                          ideal=ideal, share=share)
+    for _ in range(GROW_TRIES):
+        problem = problem_from(spec, wanted, at_least=ideal is None)
+        oracle = cached_oracle(problem, oracle_json)
+        work = oracle["nodes"] * oracle["node_cpu_seconds"]
+        if ideal is not None or work >= cores * work_per_core:
+            break
+        # a tree that came out smaller than its expectation (or a c larger than the
+        # probe's): grown by what it missed
+        wanted = max(wanted, oracle["nodes"]) * cores * work_per_core / work * 1.05
+    return problem, oracle
 
 
 def choose_dilation(cores: int, nodes: int, node_cpu: float, ideal: float, share: float) -> float:
@@ -359,6 +445,8 @@ class Emulation:
             "search_seconds": r.search_seconds, "wall_seconds": r.wall_seconds,
             "real_cluster_search_seconds": r.search_seconds / D,
             "ideal_seconds": expected_nodes * node_seconds / cores,
+            # the real cluster's node work per core (what sizes the tree; real seconds)
+            "work_per_core": expected_nodes * oracle["node_cpu_seconds"] / cores,
             "efficiency": expected_nodes * node_seconds / (cores * r.search_seconds),
             "steals_remote": sum(w.steals_succeeded for w in r.workers),
             "steals_tried": sum(w.steals_tried for w in r.workers),
@@ -369,7 +457,8 @@ class Emulation:
             "epochs": r.epochs, "recoveries": r.recoveries, "nodes_redone": r.nodes_redone,
             "conservation": bool(r.conservation()["holds"]),
             "epoch_seconds": every / D, "peer_timeout": pt,
-            "harness_cpu_cores": meter.cores, "machine_busy_share": meter.machine_busy,
+            "harness_cpu_cores": meter.cores, "harness_cores": meter.cores,
+            "machine_busy_share": meter.machine_busy,
             "kernel_cpu_cores": oracle["node_cpu_seconds"] * r.nodes / max(1e-9, meter.seconds),
             # the workers' CPU per node: the kernels' and the event loops', lanes'
             # polls and heartbeats (real, not dilated: what the harness itself costs)
@@ -379,7 +468,8 @@ class Emulation:
             # stretches and the proxy late, and the emulated periods grow with it
             "harness_below_machine": meter.cores < (os.cpu_count() or 1)
             and meter.machine_busy < 0.95,
-            "policy": {k: v for k, v in policy.as_dict().items() if k != "dilation"},
+            "policy": {k: v for k, v in policy.for_workers(self.machines).as_dict().items()
+                       if k != "dilation"},
         }
         if fault:
             out["fault"] = {**fault, **record}
@@ -451,11 +541,21 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--rtt-ms", type=float, default=0.5,
                     help="the real cluster's round trip between machines, ms")
     ap.add_argument("--tree", default="T1XL",
-                    help="T1XL or T3 (sized: see --ideal-seconds), a UTS preset, UTS "
+                    help="T1XL or T3 (sized: see --work-per-core), a UTS preset, UTS "
                          "options ('-t 1 -a 3 -d 13 -b 4 -r 29'), or gnp:N:P:SEED (max clique)")
     ap.add_argument("--dilation", type=float, default=None,
                     help="D (default: chosen, see the module docstring; 1 = a real run)")
-    ap.add_argument("--ideal-seconds", type=float, default=DEFAULT_IDEAL)
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--work-per-core", type=float, default=DEFAULT_WORK_PER_CORE,
+                      metavar="W", help="real seconds of one core's node work on the real "
+                      f"cluster: T1XL / T3 hold cores x W of it (default {DEFAULT_WORK_PER_CORE:g})")
+    size.add_argument("--ideal-seconds", type=float, default=None, metavar="S",
+                      help="the old sizing: T1XL / T3 hold S emulated seconds of ideal time "
+                      "at D = cores / share, whatever the cores (and D keeps the ideal time "
+                      f">= S instead of {IDEAL_FLOOR:g} s)")
+    ap.add_argument("--oracle-json", metavar="FILE", default=None,
+                    help="keep the sequential search's figures of each tree in FILE, and "
+                         "read them back from there for the same tree")
     ap.add_argument("--cpu-share", type=float, default=DEFAULT_CPU_SHARE,
                     help="real cores the emulated kernels may use")
     ap.add_argument("--runs", type=int, default=1, help="searches on the same emulated cluster")
@@ -483,13 +583,15 @@ def main(argv=None) -> int:
 
     ap = build_parser()
     args = ap.parse_args(argv)
-    reason = skip_reason()
-    if reason:
-        print(json.dumps({"skipped": reason}) if args.json else f"emulate_cluster skipped: {reason}")
-        return 0
     for name in ("machines", "lanes", "runs"):
         if getattr(args, name) < 1:
             print(f"emulate_cluster: --{name} must be >= 1", file=sys.stderr)
+            return 2
+    for name in ("work_per_core", "ideal_seconds", "cpu_share"):
+        value = getattr(args, name)
+        if value is not None and not (0 < value < math.inf):
+            print(f"emulate_cluster: --{name.replace('_', '-')} must be a positive number",
+                  file=sys.stderr)
             return 2
     if (args.kill is not None or args.cut is not None) and args.machines < 2:
         print("emulate_cluster: a fault needs 2 machines or more", file=sys.stderr)
@@ -498,6 +600,10 @@ def main(argv=None) -> int:
     if fault_machine is not None and not 0 <= fault_machine < args.machines:
         print(f"emulate_cluster: no machine {fault_machine}", file=sys.stderr)
         return 2
+    reason = skip_reason()
+    if reason:
+        print(json.dumps({"skipped": reason}) if args.json else f"emulate_cluster skipped: {reason}")
+        return 0
     from stealsearch.engine import StealPolicy
     from stealsearch.engine.core.epochs import PEER_TIMEOUT
 
@@ -508,9 +614,11 @@ def main(argv=None) -> int:
         signal.signal(sig, lambda *_: sys.exit(1))
     policy = StealPolicy(**parse_policy(args.policy))
     cores = args.machines * args.lanes
-    problem, oracle = calibrate(args.tree, args.ideal_seconds, args.cpu_share)
+    W = None if args.ideal_seconds is not None else args.work_per_core
+    problem, oracle = calibrate(args.tree, cores, work_per_core=W, ideal=args.ideal_seconds,
+                                share=args.cpu_share, oracle_json=args.oracle_json)
     D = args.dilation or choose_dilation(cores, oracle["nodes"], oracle["node_cpu_seconds"],
-                                         args.ideal_seconds, args.cpu_share)
+                                         args.ideal_seconds or IDEAL_FLOOR, args.cpu_share)
     fault = None
     if fault_machine is not None:
         pt = args.peer_timeout or PEER_TIMEOUT
@@ -518,6 +626,7 @@ def main(argv=None) -> int:
                  "at": args.fault_at, "cut_for": args.cut_for or 2 * pt,
                  "poll": max(0.05, 0.02 * oracle["cpu_seconds"] * D / cores)}
     header = {"machine": f"{cpu_model()}, {os.cpu_count()} cores", "commit": commit(),
+              "work_per_core_asked": W, "ideal_seconds_asked": args.ideal_seconds,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "command": "python -m stealsearch.benchmarks.emulate_cluster " +
               " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))}
@@ -561,7 +670,8 @@ def summary(out: dict) -> str:
     return (f"{out['machines']} x {out['lanes']} = {out['emulated_cores']} cores, D {out['dilation']:g}, "
             f"rtt {out['rtt_ms_equivalent']:.3f} ms: {out['tree']}: {what} "
             f"({'exact' if out['exact'] else 'WRONG'}), search {out['search_seconds']:.2f} s "
-            f"(ideal {out['ideal_seconds']:.2f} s), efficiency {out['efficiency']:.3f}, "
+            f"(ideal {out['ideal_seconds']:.2f} s, {out['work_per_core']:.3f} s a core on the "
+            f"real cluster), efficiency {out['efficiency']:.3f}, "
             f"steals {out['steals_remote']} remote / {out['steals_local']} local, "
             f"harness {out['harness_cpu_cores']:.2f} cores, machine busy "
             f"{out['machine_busy_share']:.2f}, load {out['load_average']:.1f}"

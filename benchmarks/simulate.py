@@ -282,7 +282,8 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
     if cutoff is None:
         cutoff = max(64, int(machine.rate * (policy.chunk_seconds or 0.005) / 20))
     tree = Tree(profile, cutoff, rng)
-    pol, mc = policy, machine
+    # a field the policy leaves to the run takes its few-process value: the protocol's own
+    pol, mc = policy.for_workers(1), machine
     rate_n = mc.rate_at(n)
     half_lat = mc.latency / 2
     # dealing (client side, DFS like _deal)
@@ -342,8 +343,10 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             w.next_report = t + REPORT_INTERVAL
             push(t + half_lat, "report", 0, (w.rank, w.shared_rows))
 
+    running = 0     # chunks under way: their nodes have left ``remaining`` already
+
     def run_chunk(w: W, t: float):
-        nonlocal remaining
+        nonlocal remaining, running
         if w.idle_since is not None:
             w.idle += t - w.idle_since
             w.idle_since = None
@@ -353,6 +356,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
         w.nodes += done
         w.chunks += 1
         remaining -= done
+        running += 1
         dt = done / rate_n + mc.chunk_overhead
         if pol.chunk_seconds is not None:
             if dt > 2 * pol.chunk_seconds:
@@ -379,8 +383,10 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             return
         if w.idle_since is None:
             w.idle_since = t
-        if remaining == 0:
-            # the last credit travels to rank 0, which broadcasts the stop
+        if remaining == 0 and running == 0:
+            # the last chunk has ended (a worker idle while another searches its last
+            # nodes must not end the search): the last credit travels to rank 0, which
+            # broadcasts the stop
             end_time = serve(workers[0], t + half_lat) + half_lat
             return
         report(w, t)
@@ -411,6 +417,7 @@ def simulate(profile: Profile, n: int, policy: SimPolicy = SimPolicy(),
             raise RuntimeError("simulation ran past max_events")
         w = workers[who]
         if kind == "chunk_end":
+            running -= 1
             while len(w.local) + w.hidden > pol.release_threshold and len(w.local) > 1:
                 take = min(pol.k, len(w.local) - 1)
                 batch = w.local[:take]

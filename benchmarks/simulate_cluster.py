@@ -51,12 +51,16 @@ split below the recorded levels by recorded split shapes; work is conserved exac
 Not modelled: the GIL and the CPU spent on messages (a loop is a server of
 ``handler_seconds`` a message, nothing more), the credit messages' cost, epochs, faults.
 
-Levers the engine does not have, for the model's diagnosis only (:class:`Levers`):
-``remote_rows`` (a remote steal takes enough rows for every lane of the thief),
-``lifelines`` (X10 GLB: a machine whose round failed registers with a few buddies,
-which push it rows as soon as they have them to spare), ``deal_lanes`` (a row per
-lane at the deal), ``demand_wait_chunks`` (how long a remote thief is held for an
-on-demand row) and ``feed_siblings`` (a row released for every idle sibling).
+Levers (:class:`Levers`), given apart from the policy: ``remote_rows`` (a remote
+steal takes enough rows for every lane of the thief: the engine's
+``StealPolicy.remote_rows``), ``demand_wait_chunks`` (how long a remote thief is held
+for an on-demand row: ``StealPolicy.demand_wait``), ``deal_lanes`` (a row per lane at
+the deal: the Dask driver's deal with lanes), and two the engine does not have, for the
+model's diagnosis only: ``lifelines`` (X10 GLB: a machine whose round failed registers
+with a few buddies, which push it rows as soon as they have them to spare) and
+``feed_siblings`` (a row released for every idle sibling).  A policy field left to the
+run takes its one-process value here: the engine's defaults from three workers on are
+modelled by giving them (and the levers) explicitly.
 
     python -m stealsearch.benchmarks.simulate_cluster run benchmarks/profiles/T1L.npz --machines 8 32
     python -m stealsearch.benchmarks.simulate_cluster study --plot benchmarks/results/scale_out_model.png
@@ -88,7 +92,8 @@ SETUP_NODE_CAP = 10_000
 
 @dataclass(frozen=True)
 class Levers:
-    """Stealing changes the engine does not make, modelled to see what they would buy.
+    """Stealing rules modelled apart from the policy (see the module docstring: three of
+    them the engine has as policy fields or in its deal, two it does not).
 
     ``remote_rows``: a steal between machines takes ``max(half, remote_rows x the
     thief's lanes)`` of the victim's shared rows (0: the engine's half), and a victim
@@ -211,7 +216,10 @@ def simulate_cluster(profile: Profile, machines: int, lanes: int,
         ``idle_fraction`` (lanes' idle time / (cores x search)), node and message counts.
     """
     rng = random.Random(seed)
-    pol, mc, lv = policy, machine, levers
+    # a field the policy leaves to the run takes its few-process value (the protocol's
+    # own): the engine's multi-process defaults are modelled by giving them, and the
+    # levers for demand_wait and remote_rows, explicitly
+    pol, mc, lv = policy.for_workers(1), machine, levers
     d = float(pol.dilation)
     chunk = pol.chunk_seconds or 0.005
     if cutoff is None:

@@ -169,7 +169,8 @@ class BudgetTuner:
 
     def __init__(self, policy):
         self.budget = policy.budget
-        self.target = policy.chunk_seconds
+        # (a policy a transport did not resolve is one process's: for_workers(1))
+        self.target = policy.for_workers(1).chunk_seconds
         self.max_budget = max(policy.max_budget, policy.budget)
 
     def run(self, stack: LocalStack, incumbent: int, cap: int | None = None) -> tuple[int, int]:

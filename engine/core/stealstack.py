@@ -183,17 +183,21 @@ class SharedPortion:
                 self.rows_ready.wait(timeout)
 
     # -- thief side (runs on the worker's event loop) ----------------------------------
-    def steal(self, k: int, half: bool) -> tuple[np.ndarray | None, int | None]:
-        """Take rows from the bottom for a thief; returns (rows, credit exponent).
-        None while the portion is empty; if the worker still holds rows (its credit),
-        the request is remembered as a demand (``wanted``: see "Work shared on demand")."""
+    def steal(self, k: int, half: bool, at_least: int = 0) -> tuple[np.ndarray | None, int | None]:
+        """Take rows from the bottom for a thief; returns (rows, credit exponent): ``k``
+        rows or half of them (``half``), or ``at_least`` if that is more (a thief of
+        several lanes: a row for each), never more than the portion holds.  None while
+        the portion is empty; if the worker still holds rows (its credit), the request
+        is remembered as a demand (``wanted``: see "Work shared on demand").  How many
+        rows a steal takes never bears on exactness: they leave the deque once, under
+        the lock, with half the credit, whatever their number."""
         with self.lock:
             if not self._rows or self.credit_exp is None or self.closed:
                 if not self._rows and self.credit_exp is not None and not self.closed:
                     self.wanted = True
                     self.demands += 1
                 return None, None
-            want = (self._rows + 1) // 2 if half else k
+            want = max((self._rows + 1) // 2 if half else k, min(at_least, self._rows))
             taken = self._take_oldest(max(1, want), nearest=self.nearest)
             self.credit_exp += 1
             self.rows_given += len(taken)

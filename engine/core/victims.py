@@ -16,6 +16,7 @@ import numpy as np
 
 class VictimOrder:
     def __init__(self, policy, rank: int, n: int):
+        policy = policy.for_workers(n)      # an order left to the run: chosen for n workers
         self.kind = policy.victims
         self.rank = rank
         self.n = n

@@ -50,9 +50,6 @@ GRANT_POLL = 0.005
 #: (a narrow tree's gifts are small subtrees, soon searched: a whole chunk's wait for
 #: each would leave the receiver idle much of the time)
 HUNGRY_SLICES = 16
-#: a steal that finds the shared portion empty while the victim still has rows waits
-#: up to this many chunks for the on-demand release (polling every DEMAND_POLL seconds)
-DEMAND_WAIT_CHUNKS = 2.0
 #: rows an on-demand release gives: the ONE bottom row of the lane's stack (YewPar's
 #: stack stealing takes the lowest-depth node).  On a narrow binary tree the bottom row
 #: is about half of what the stack holds, the next a quarter, and so on: giving k rows
@@ -105,10 +102,15 @@ class Periods:
     one an undilated run can produce on a slower machine."""
 
     def __init__(self, policy):
+        # (a policy not resolved for its workers is one process's, as the tuner takes it)
+        policy = policy.for_workers(1)
         d = self.dilation = float(policy.dilation)
         self.report = REPORT_INTERVAL * d
         self.grant_poll = GRANT_POLL * d
-        self.demand_wait = DEMAND_WAIT_CHUNKS * (policy.chunk_seconds or 0.005) * d
+        # a steal that finds the shared portion empty while the victim still has rows
+        # waits up to ``policy.demand_wait`` chunks for the on-demand release (polling
+        # every DEMAND_POLL seconds); 0: it is answered at once
+        self.demand_wait = policy.demand_wait * (policy.chunk_seconds or 0.005) * d
         self.demand_poll = DEMAND_POLL * d
         self.lane_join_grace = LANE_JOIN_GRACE * d
         self.loop_grace = LOOP_GRACE * d
@@ -177,7 +179,9 @@ class WorkerSearch:
         self.problem = problem
         self.rank = rank
         self.peers = spec.peers
-        self.policy = spec.policy
+        # the fields left to the run take the values for this many workers (the same
+        # on every worker of the epoch: they all have its peers)
+        self.policy = spec.policy.for_workers(len(spec.peers))
         self.periods = Periods(self.policy)
         n_lanes = max(1, int(getattr(spec, "threads", 1) or 1))
         self.lanes = [Lane(i, problem, self.policy) for i in range(n_lanes)]
@@ -243,14 +247,22 @@ class WorkerSearch:
         return sum(lane.stack.nodes for lane in self.lanes)
 
     # -- handlers (run on the worker's event loop) -------------------------------------
-    def handle_steal(self, k, half):
-        rows, credit = self.shared.steal(int(k), bool(half))
-        if rows is None and self.shared.wanted:
+    def handle_steal(self, k, half, lanes=1):
+        """A peer's STEAL: ``k`` rows or half (``half``), and with ``remote_rows`` set at
+        least that many per lane of the thief (``lanes``, all idle: a process steals
+        only when it holds no row).  Exact whatever the number: the rows leave the
+        portion in one locked step with half the credit (:meth:`SharedPortion.steal`)."""
+        at_least = self.policy.remote_rows * max(1, int(lanes))
+        rows, credit = self.shared.steal(int(k), bool(half), at_least)
+        if rows is None and self.shared.wanted and self.periods.demand_wait > 0:
             # the portion is empty but this worker still has rows: its lanes split their
             # stacks for us within ~chunk_seconds / HUNGRY_SLICES; the reply waits for that
             # (a coroutine: the host's loop awaits it), so that the rows go to this thief
-            # and not back to their own lane, which re-acquires them once it runs dry
-            return self._steal_on_demand(int(k), bool(half))
+            # and not back to their own lane, which re-acquires them once it runs dry.
+            # With ``demand_wait`` 0 the empty reply goes at once: ``wanted`` stays set,
+            # so a lane still releases a row, which waits in the portion for the next
+            # thief (or its own lanes): the same locked RELEASE and STEAL, only later
+            return self._steal_on_demand(int(k), bool(half), at_least)
         return self._steal_reply(rows, credit)
 
     def _steal_reply(self, rows, credit):
@@ -259,13 +271,13 @@ class WorkerSearch:
         return {"rows": self.shared.codec.encode(rows), "n": len(rows), "credit": credit,
                 "shared": len(self.shared)}
 
-    async def _steal_on_demand(self, k, half):
+    async def _steal_on_demand(self, k, half, at_least=0):
         deadline = time.monotonic() + self.periods.demand_wait
         rows = credit = None
         while rows is None and self.shared.wanted and time.monotonic() < deadline \
                 and not self.stop_event.is_set():
             await asyncio.sleep(self.periods.demand_poll)
-            rows, credit = self.shared.steal(k, half)
+            rows, credit = self.shared.steal(k, half, at_least)
         return self._steal_reply(rows, credit)
 
     def handle_incumbent(self, value):
@@ -592,7 +604,8 @@ class WorkerSearch:
             group = order[i:i + pol.probes]
             st.steals_tried += len(group)
             failed = None
-            for victim, reply in self._calls(group, "steal", k=pol.k, half=pol.steal_half):
+            for victim, reply in self._calls(group, "steal", k=pol.k, half=pol.steal_half,
+                                             lanes=len(self.lanes)):
                 if isinstance(reply, BaseException):
                     failed = failed or (victim, reply)
                     continue
