@@ -202,7 +202,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                                  "portion; with --sequential, T threads in this process, no "
                                  "Dask (default 1: on a cluster, processes and threads tie)")
     if policy:
-        from ..core.policy import VICTIM_ORDERS, StealPolicy
+        from ..core.policy import (FEW_PROCESSES, MULTI_PROCESS, MULTI_PROCESS_WORKERS,
+                                   VICTIM_ORDERS, StealPolicy)
 
         d = StealPolicy()
         g = parser.add_argument_group("steal policy (see stealsearch.engine.core.policy.StealPolicy)")
@@ -212,9 +213,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="release when the local portion holds more than T rows")
         g.add_argument("--acquire", type=int, default=d.acquire, metavar="A",
                        help="rows taken back from the own shared portion at a time")
+        few, many = FEW_PROCESSES, MULTI_PROCESS
         g.add_argument("--victims", default=d.victims,
                        choices=VICTIM_ORDERS,
-                       help="victim order when looking for work")
+                       help=f"victim order when looking for work (default: {few['victims']} "
+                            f"with one or two workers, {many['victims']} with "
+                            f"{MULTI_PROCESS_WORKERS} or more)")
         g.add_argument("--steal-half", action=argparse.BooleanOptionalAction,
                        default=d.steal_half,
                        help="steal half of the victim's shared rows (--no-steal-half: "
@@ -223,8 +227,10 @@ def add_backend_arguments(parser: argparse.ArgumentParser, policy: bool = True,
                        help="victims polled per FINDWORK round (0: all)")
         g.add_argument("--budget", type=int, default=d.budget, metavar="B",
                        help="node expansions of the first kernel call")
-        g.add_argument("--chunk-seconds", type=float, default=d.chunk_seconds, metavar="S",
-                       help="adapt the budget so a kernel call lasts ~S seconds")
+        g.add_argument("--chunk-seconds", type=float, default=None, metavar="S",
+                       help=f"adapt the budget so a kernel call lasts ~S seconds (default: "
+                            f"{few['chunk_seconds']:g} with one or two workers, "
+                            f"{many['chunk_seconds']:g} with {MULTI_PROCESS_WORKERS} or more)")
         g.add_argument("--fixed-budget", action="store_true",
                        help="keep --budget fixed (no adaptation)")
         g.add_argument("--no-stealing", action="store_true",
