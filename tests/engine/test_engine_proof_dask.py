@@ -234,3 +234,78 @@ def test_cli_proves_on_two_workers(tmp_path, capsys):
         check_files(f"{prefix}.opb", f"{prefix}.pbp")
     except ProofRejected as exc:       # pragma: no cover - the assertion's message
         pytest.fail(str(exc))
+
+
+#: per hooked problem (its token), nodes this process expanded
+_held_nodes: dict = {}
+
+
+def _hold_after_a_node(inner, problem, stack, top, budget, mode, incumbent, counters,
+                       solution, *data):
+    """The victim's proof kernel: once it has expanded a node, it marks a file and holds
+    (expands nothing) until the gate opens; other processes search on."""
+    if os.getpid() == problem.victim_pid and _held_nodes.get(problem.token, 0) \
+            and not problem.gate.is_open():
+        if not os.path.exists(problem.mark):
+            with open(problem.mark, "w"):
+                pass
+        forced.time.sleep(forced.GATE_POLL)
+        return top, forced.BUDGET, 0
+    before = int(counters[forced.NODES])
+    out = inner(stack, top, budget, mode, incumbent, counters, solution, *data)
+    _held_nodes[problem.token] = _held_nodes.get(problem.token, 0) \
+        + int(counters[forced.NODES]) - before
+    return out
+
+
+class HeldVictimClique(CliqueProblem):
+    """A clique search whose victim process holds after its first node (see above)."""
+
+    def hold(self, folder, victim_pid: int):
+        self.gate = forced.Gate(folder)
+        self.mark = os.path.join(str(folder), "victim-searched")
+        self.victim_pid, self.test_pid = victim_pid, os.getpid()
+        self.token = os.urandom(8).hex()
+        return self
+
+    @property
+    def proof_kernel(self):
+        inner = super().proof_kernel
+        if inner is None or os.getpid() == self.test_pid:
+            return inner
+        return functools.partial(_hold_after_a_node, inner, self)
+
+
+def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
+    """A worker retired mid-epoch after it expanded a node (forced: it holds there until
+    the retire is done): its outcome reaches the client through its peer, with its
+    parts, and the epoch is committed without a rollback; the proof checks.  Last in
+    the module: the retired worker does not come back."""
+    import threading
+
+    graph = KILL_GRAPH
+    plain = solve(CliqueProblem(graph, heuristic="none"), backend="sequential")
+    pids = dict(cluster.run(os.getpid))
+    victim = sorted(pids)[1]
+    problem = HeldVictimClique(graph, bound="colour", heuristic="none").hold(
+        tmp_path, pids[victim])
+    retired = {}
+
+    def retire_once_held():
+        try:
+            deadline = forced.time.monotonic() + 60
+            while forced.time.monotonic() < deadline and not os.path.exists(problem.mark):
+                forced.time.sleep(0.01)
+            retired.update(cluster.retire_workers([victim]))
+        finally:
+            problem.gate.open()
+
+    t = threading.Thread(target=retire_once_held, daemon=True)
+    t.start()
+    prefix = str(tmp_path / "retired")
+    r = solve(problem, client=cluster, workers=WORKERS, checkpoint_every=3600, proof=prefix)
+    t.join(30)
+    assert victim in retired
+    assert [e for e, who in r.info["handovers"] if victim in who], r.info["handovers"]
+    assert r.recoveries == 0 and r.objective == plain.objective
+    assert_proved(r, prefix, graph, tmp_path)
