@@ -102,9 +102,9 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
         model ``PREFIX.opb`` and the proof ``PREFIX.pbp`` (VeriPB's format; check it
         with ``stealsearch check-proof PREFIX`` or ``veripb PREFIX.opb PREFIX.pbp``)
         when it finishes; ``result.info["proof"]`` says what was written.  For a
-        problem that logs proofs (:mod:`stealsearch.engine.core.proof`), in this
-        process: backend "sequential" (any ``threads_per_worker``), or "auto" with no
-        place given; :func:`resume` continues the proof of a checkpoint written with one.
+        problem that logs proofs (:mod:`stealsearch.engine.core.proof`), on every
+        backend (a Dask worker's parts are pulled to this process before each
+        commit); :func:`resume` continues the proof of a checkpoint written with one.
 
     Returns
     -------
@@ -138,9 +138,7 @@ def solve(problem: Problem, backend: str = "auto", *, workers: int | None = None
     from .core.problem import check_problem
 
     if proof is not None:
-        problem = _proof_problem(problem, proof, backend, workers=workers,
-                                 scheduler=scheduler, cluster_config=cluster_config,
-                                 client=client, grace=grace)
+        problem = _proof_problem(problem, proof)
     check_problem(problem, policy)
     return _run(problem, backend, workers=workers, scheduler=scheduler,
                 cluster_config=cluster_config, client=client, policy=policy,
@@ -172,9 +170,7 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     if problem is None:
         problem = load_problem(directory, trust=trust)
     if kwargs.get("proof") is not None:
-        problem = _proof_problem(problem, kwargs["proof"], backend, **{
-            k: kwargs.get(k) for k in ("workers", "scheduler", "cluster_config", "client",
-                                       "grace")})
+        problem = _proof_problem(problem, kwargs["proof"])
     elif "proof_parts" in manifest:
         # a proof's search (e.g. its colour bound where "auto" would pick another): the
         # cut's rows are that search's, so it goes on as that search, without a proof
@@ -191,20 +187,14 @@ def resume(directory: str, problem: Problem | None = None, backend: str = "auto"
     return _run(problem, backend, cut=cut, **kwargs)
 
 
-def _proof_problem(problem, proof, backend, **place):
+def _proof_problem(problem, proof):
     """The problem as it searches with a proof, after the checks that refuse one
-    before any search: the prefix's files, and a backend that logs proofs (this
-    process: one stack or lanes; the Dask backend's parts do not reach the client yet,
-    so neither a cluster nor a ramp-up onto one)."""
-    from .core.proof import ProofUnavailable, check_prefix, proof_problem
+    before any search: the prefix's files, and the problem's own (a mode or a bound
+    without proof steps).  Every backend logs proofs: one stack, lanes, Dask workers
+    (their parts pulled to the client before each commit) and the ramp-up."""
+    from .core.proof import check_prefix, proof_problem
 
     check_prefix(proof)
-    chosen = backend
-    if backend == "auto":
-        chosen = choose_backend(problem, **place)[0]
-    if chosen != "sequential":
-        raise ProofUnavailable("a proof is logged in this process (--sequential, or no "
-                               "place flag) in this version, not on a cluster or a ramp-up")
     return proof_problem(problem)
 
 
@@ -262,7 +252,7 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                           wait_workers=wait_workers, force=force)
             _check_place(place, check_grace(grace))
             return run_rampup(problem, place=place, grace=grace, fall_back=fall_back,
-                              **threads, **common)
+                              proof=proof, **threads, **common)
         if grace is not None:
             raise InputError(f"a ramp-up grace applies to backend 'rampup' or 'auto' with no "
                              f"place given, not to {backend!r}")
@@ -272,7 +262,7 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
                                   **common)
         from .transports.dask import run_dask
         if client is not None:
-            return run_dask(problem, client, workers=workers, **threads, **common)
+            return run_dask(problem, client, workers=workers, proof=proof, **threads, **common)
         from .deploy.cluster import dask_client
         with dask_client(workers=workers, scheduler=scheduler, config=cluster_config,
                          connect_timeout=connect_timeout, wait_workers=wait_workers,
@@ -280,7 +270,7 @@ def _run(problem, backend, *, workers=None, scheduler=None, cluster_config=None,
             # a LocalCluster we started has exactly ``workers``; on a scheduler, use at
             # most ``workers`` of its workers
             return run_dask(problem, c, workers=workers if (scheduler or cluster_config)
-                            else None, **threads, **common)
+                            else None, proof=proof, **threads, **common)
 
 
 def choose_backend(problem: Problem, *, workers=None, scheduler=None, cluster_config=None,

@@ -265,3 +265,6 @@ class EpochOutcome:
     #: the scaffold parts this worker's lanes wrote in the epoch, ``((path, records),
     #: ...)``: the records of exactly the nodes its counters count (a proof's search)
     proof_parts: tuple = ()
+    #: the worker that holds those parts, when it is not ``address`` (a retiring worker's
+    #: outcome, handed over with its parts to a peer: the Dask backend's hand-over)
+    proof_host: str | None = None

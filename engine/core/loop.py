@@ -97,8 +97,11 @@ class Transport:
         """The live line's label."""
         return problem.name
 
-    def first_cut(self, problem: Problem) -> Cut:
-        """The cut a fresh search starts from."""
+    def first_cut(self, problem: Problem, proof: tuple | None = None) -> Cut:
+        """The cut a fresh search starts from.  ``proof``: a proof's search, the
+        ``EpochSpec.proof`` of the part that records whatever nodes the transport expands
+        to make the cut (their records then in ``Cut.proof_parts``); the root cut
+        expands none."""
         return Cut.root(problem)
 
     def prepare(self, loop: "EpochLoop") -> None:
@@ -333,7 +336,11 @@ class EpochLoop:
         self.clock = SearchClock(t0)
         self.codec = make_stack(problem).codec
         self.carried = 0 if cut is None else cut.nodes
-        self.cut = cut if cut is not None else transport.first_cut(problem)
+        self.search_id = uuid.uuid4().hex[:12]
+        # (epoch 0 is the set-up's: a transport that expands nodes to make the first cut
+        # records them in a part of that name)
+        self.cut = cut if cut is not None else transport.first_cut(
+            problem, **({} if proof is None else {"proof": proof.epoch_name(self.search_id, 0)}))
         #: nodes the transport expanded to make the first cut (not carried: this run's)
         self.setup_nodes = 0 if cut is not None else self.cut.nodes
         self.clock.elapsed0 = self.cut.elapsed
@@ -357,7 +364,6 @@ class EpochLoop:
             self._checkpoint_failed(exc)
         self.live = LiveLine(problem, progress, transport.desc(problem), estimate,
                              codec=self.codec, nodes=self.carried, elapsed=self.cut.elapsed)
-        self.search_id = uuid.uuid4().hex[:12]
         self.epoch = 0
         #: cuts this run committed (the first comes sooner: FIRST_CUT_FRACTION)
         self.commits = 0

@@ -77,6 +77,13 @@ made ``handover``).  A hold that ends without a hand-over leaves the rows where 
 are (one stack) or commits the held epoch as an ordinary cut (lanes): the search goes
 on from them.
 
+*Proofs.*  Both phases write into one parts folder (:class:`~stealsearch.engine.core.proof.ProofParts`):
+phase 1's committed epochs' parts are in the handed cut's ``proof_parts``, exactly the
+nodes its counters count, and phase 2's loop continues that list with its own
+committed epochs' parts (pulled from the workers before each commit), so the final
+cut names one record for every node of both phases, and the proof is made from it
+once, by whichever phase ended the search.
+
 ``run_dask`` then treats the cut like any committed cut (:mod:`stealsearch.engine.core.epochs`):
 its counters start from the cut's and add only nodes expanded below its rows, each
 committed once (an aborted epoch is discarded and re-dealt from the same cut).  So the
@@ -358,7 +365,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
                checkpoint_info: dict | None = None, checkpoint_required: bool = False,
                cut: Cut | None = None, grace: float | None = None, fall_back: bool = False,
                threads_per_worker: int = 1, first_threads: int | None = None,
-               handover_nodes: int | None = None) -> SearchResult:
+               handover_nodes: int | None = None, proof=None) -> SearchResult:
     """Search ``problem`` in this process; after ``grace`` seconds start ``place``'s
     cluster in the background and hand the open rows over once it is ready (see the
     module docstring).  ``fall_back``: a cluster that fails to start is reported in one
@@ -368,7 +375,27 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     (default :func:`first_phase_threads`; 1: one stack).  ``handover_nodes``: phase 1
     expands at most this many nodes, then holds until the cluster is ready and hands
     the rows over (a hand-over at a node count, not at a moment; see the module
-    docstring)."""
+    docstring).  ``proof``: a file name prefix (the problem in its proof form): both
+    phases log their parts into one parts folder, and the proof of the whole search is
+    written when it ends (see "Proofs" in the module docstring)."""
+    from ..core.proof import ProofParts
+
+    parts = None if proof is None else ProofParts(proof, problem.proof_record_width)
+    try:
+        return _run_rampup(problem, place, policy, time_limit, node_limit, progress,
+                           checkpoint, checkpoint_every, checkpoint_info, checkpoint_required,
+                           cut, grace, fall_back, threads_per_worker, first_threads,
+                           handover_nodes, parts)
+    finally:
+        if parts is not None:
+            parts.cleanup()
+
+
+def _run_rampup(problem, place, policy, time_limit, node_limit, progress, checkpoint,
+                checkpoint_every, checkpoint_info, checkpoint_required, cut, grace, fall_back,
+                threads_per_worker, first_threads, handover_nodes, parts) -> SearchResult:
+    from ..core.proof import finish_proof
+
     place = place or Place()
     grace = check_grace(grace)
     handover_nodes = check_handover_nodes(handover_nodes)
@@ -390,7 +417,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
     phase1 = EpochLoop(problem, here, policy=policy, time_limit=time_limit,
                        node_limit=node_limit, progress=progress, checkpoint=checkpoint,
                        checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
-                       checkpoint_required=checkpoint_required, cut=cut, t0=t0)
+                       checkpoint_required=checkpoint_required, cut=cut, t0=t0, proof=parts)
     try:
         reason = phase1.run()
     except BaseException:
@@ -406,7 +433,10 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
              "seconds": round(phase1.search_seconds, 6), "chunks": here.chunks}
     if reason != "handover":
         first["cluster"] = hand_over.abandon()
-        return phase1.result(phases=[first])
+        result = phase1.result(phases=[first])
+        if parts is not None:
+            finish_proof(problem, result, parts, phase1.cut.proof_parts)
+        return result
 
     # -- hand-over: every open row, once, in the cut phase 2 resumes from
     from .dask import run_dask
@@ -427,7 +457,7 @@ def run_rampup(problem: Problem, *, place: Place | None = None,
             # a checkpoint that failed in phase 1 is not tried again (it said so once)
             checkpoint=None if phase1.checkpoint_error else checkpoint,
             checkpoint_info=checkpoint_info, checkpoint_required=checkpoint_required,
-            cut=handed, threads_per_worker=threads_per_worker)
+            cut=handed, threads_per_worker=threads_per_worker, proof_parts=parts)
     finally:
         try:
             connection.close()

@@ -21,8 +21,8 @@ nodes, ..., ``solution`` as the graph's labels) with ``graph``, ``n``, ``m``,
 Every reported clique is checked by :func:`stealsearch.problems.clique.verify.check_clique`, which
 reads only the graph: a clique of the reported size always, and maximal too when the
 status is ``optimal``.  An interrupted search reports its incumbent as found (it need
-not be maximal) with the proven bound.  ``--prove PREFIX`` (in this process: no place
-flag, or ``--sequential``) also writes the model ``PREFIX.opb`` and a VeriPB proof
+not be maximal) with the proven bound.  ``--prove PREFIX`` (on any backend: one stack,
+lanes, Dask workers, the ramp-up) also writes the model ``PREFIX.opb`` and a VeriPB proof
 ``PREFIX.pbp`` that no larger clique exists (:mod:`stealsearch.problems.clique.proof`);
 ``stealsearch check-proof PREFIX`` checks it, and ``stealsearch resume DIR --prove
 PREFIX`` continues the proof of a search checkpointed with ``--checkpoint DIR``.

@@ -157,7 +157,8 @@ def test_tampered_proofs_are_rejected(tmp_path):
 
 def test_cli_prove_and_check_proof(tmp_path, capsys):
     """``clique --prove`` then ``check-proof``; ``--model`` checks against another model;
-    refusals before any search: no --sequential, a bound with no proof steps, a count."""
+    refusals before any search: a bound with no proof steps, a count (every backend
+    proves: tests/engine/test_engine_proof_dask.py has the cluster's)."""
     prefix = str(tmp_path / "cli")
     argv = ["clique", "--gnp", "30", "0.5", "--seed", "4", "--sequential", "--json",
             "--prove", prefix]
@@ -172,8 +173,8 @@ def test_cli_prove_and_check_proof(tmp_path, capsys):
     assert "rejected" in capsys.readouterr().err
     assert main(["check-proof", str(tmp_path / "absent")]) == 2
     assert "no such file" in capsys.readouterr().err
-    for extra in (["--workers", "2"], ["--ramp-up"], ["--sequential", "--bound", "maxsat"],
-                  ["--sequential", "--mode", "count"]):
+    for extra in (["--sequential", "--bound", "maxsat"], ["--sequential", "--mode", "count"],
+                  ["--workers", "2", "--mode", "count"]):
         assert main(["clique", "--gnp", "20", "0.5"] + extra + ["--prove", prefix + "x"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "proof" in err[0]

@@ -61,11 +61,13 @@ from ...core.loop import EpochRun, Transport, run_epochs
 from ...core.outcome import INTERRUPT_REASONS, improve
 from ...core.policy import StealPolicy
 from ...core.problem import IMPROVED, Mode, Problem
+from ...core.proof import attach_scaffold, close_part, open_part
 from ...core.result import SearchResult
 from ...core.stack import make_stack
 from . import timeouts
 from .calls import call_soon, end_search, live_workers, register_plugin, running_workers
 from .epoch_watch import EpochWatch
+from .proof_parts import PULL_CHUNK, forget_parts, pull_parts
 from .shipper import ProblemShipper
 
 logger = logging.getLogger("stealsearch")
@@ -74,10 +76,16 @@ logger = logging.getLogger("stealsearch")
 SUSPECT_ANSWER = 0.2
 
 
-def first_cut(problem: Problem, n: int) -> Cut:
-    """Expand the root frontier in the client until ``n`` workers can each get a row."""
+def first_cut(problem: Problem, n: int, proof: tuple | None = None) -> Cut:
+    """Expand the root frontier in the client until ``n`` workers can each get a row.
+    ``proof``: a proof's search; the nodes expanded here are recorded in a part of the
+    client's parts folder (``EpochSpec.proof``'s form), named by the cut."""
     t0 = time.time()
     stack = make_stack(problem)
+    part = None
+    if proof is not None:
+        part = open_part(proof, 0, 0, problem.proof_record_width)
+        attach_scaffold(stack, part)
     stack.push(np.ascontiguousarray(problem.root_frontier(), dtype=np.int64))
     incumbent = int(problem.initial_incumbent())
     bv, bb, bh = None, None, []
@@ -89,7 +97,8 @@ def first_cut(problem: Problem, n: int) -> Cut:
             if problem.mode is Mode.DECIDE:
                 break
     return Cut(batches={"": stack.take_all()}, counters=stack.counters.copy(),
-               best_value=bv, best_buffer=bb, history=bh, elapsed=time.time() - t0)
+               best_value=bv, best_buffer=bb, history=bh, elapsed=time.time() - t0,
+               proof_parts=None if proof is None else close_part(part))
 
 
 class DaskTransport(Transport):
@@ -129,6 +138,8 @@ class DaskTransport(Transport):
         self.shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0}
         self.last_peers: list[str] = []
         self.n_used = 0
+        #: a proof's parts pulled to the client: bytes, seconds, failed pulls
+        self.proof_pull = {"bytes": 0, "seconds": 0.0, "failed": 0}
 
     @property
     def peer_timeout(self) -> float:
@@ -141,8 +152,8 @@ class DaskTransport(Transport):
     def desc(self, problem: Problem) -> str:
         return f"{problem.name} on {len(self.first_peers)} workers"
 
-    def first_cut(self, problem: Problem) -> Cut:
-        return first_cut(problem, len(self.first_peers))
+    def first_cut(self, problem: Problem, proof: tuple | None = None) -> Cut:
+        return first_cut(problem, len(self.first_peers), proof)
 
     @contextlib.contextmanager
     def _connection(self):
@@ -304,7 +315,9 @@ class DaskTransport(Transport):
                 run.wind_down("interrupted", timeouts.INTERRUPT_GRACE)
                 outs = [run.outcomes[r] for r in sorted(run.outcomes)]
                 whole = len(outs) == len(peers) and not any(o.failure for o in outs)
-                return EpochRun(outs, abort=None if whole else "interrupted", interrupted=True)
+                why = self._proof(loop, spec, outs, whole)
+                return EpochRun(outs, abort=None if whole and why is None else "interrupted",
+                                interrupted=True)
             for addr in run.problem_missing:
                 self.shipper.forget(addr)
             if verdict == "done" and run.retiring and not conserves(
@@ -317,13 +330,38 @@ class DaskTransport(Transport):
                 self.suspects.update(run.wind_down("abort", grace))
                 self._silent = {peers[r] for r in run.stalled}
                 self.stalls += [(spec.epoch, peers[r]) for r in run.stalled]
-                return EpochRun([run.outcomes[r] for r in sorted(run.outcomes)], abort=why)
+                outs = [run.outcomes[r] for r in sorted(run.outcomes)]
+                self._proof(loop, spec, outs, False)
+                return EpochRun(outs, abort=why)
             run.release()
+            outs = [run.outcomes[r] for r in range(len(peers))]
+            why = self._proof(loop, spec, outs, True)
+            if why is not None:
+                return EpochRun(outs, abort=why)
         if run.retiring:
             self.handovers.append((spec.epoch, sorted(peers[r] for r in run.retiring)))
             logger.info("epoch %d: %s left gracefully; their rows were handed over",
                         spec.epoch, ", ".join(peers[r] for r in run.retiring))
-        return EpochRun([run.outcomes[r] for r in range(len(peers))])
+        return EpochRun(outs)
+
+    def _proof(self, loop, spec: EpochSpec, outs, whole: bool) -> str | None:
+        """A proof's parts of the epoch's outcomes: pulled to the client when the epoch
+        may be committed (``whole``), else left to their workers
+        (:mod:`.proof_parts`); why the pull failed (the epoch is then aborted), or None."""
+        if spec.proof is None:
+            return None
+        if not whole:
+            forget_parts(self.client, outs, spec.search_id)
+            return None
+        t0 = time.perf_counter()
+        why = pull_parts(self.client, outs, loop.proof.dir, loop.proof.width, spec.search_id,
+                         timeouts.CALL_TIMEOUT + PULL_CHUNK / timeouts.LOAD_RATE)
+        self.proof_pull["seconds"] += time.perf_counter() - t0
+        self.proof_pull["bytes"] += sum(k for o in outs for _, k in o.proof_parts) \
+            * loop.proof.width * 8
+        if why is not None:
+            self.proof_pull["failed"] += 1
+        return why
 
     def finish(self, loop) -> None:
         reason = loop.stop_reason
@@ -355,7 +393,9 @@ class DaskTransport(Transport):
                 "carried_nodes": loop.carried, "rows_left": loop.cut.n_rows(),
                 "setup_seconds": loop.clock.setup_seconds, **shipped, **self.shares,
                 "handovers": self.handovers, "last_epoch_workers": list(self.last_peers),
-                "stalls": [list(s) for s in self.stalls]}
+                "stalls": [list(s) for s in self.stalls],
+                **({"proof_pull": dict(self.proof_pull, seconds=round(
+                    self.proof_pull["seconds"], 6))} if loop.proof is not None else {})}
 
 
 def run_dask(problem: Problem, client, *, workers: int | None = None,
@@ -363,16 +403,31 @@ def run_dask(problem: Problem, client, *, workers: int | None = None,
              node_limit: int | None = None, progress: bool = False,
              checkpoint: str | None = None, checkpoint_every: float | None = None,
              checkpoint_info: dict | None = None, checkpoint_required: bool = False,
-             cut: Cut | None = None, threads_per_worker: int = 1) -> SearchResult:
+             cut: Cut | None = None, threads_per_worker: int = 1, proof=None,
+             proof_parts=None) -> SearchResult:
     """Run the stealstack search on ``client``'s cluster, on at most ``workers`` of its
     workers (all by default), epoch by epoch; ``cut`` resumes from a checkpoint (the
     limits then count from the resume: this run's seconds and nodes).
     ``threads_per_worker``: search threads (lanes) in each worker
-    (:mod:`stealsearch.engine.core.worker`)."""
+    (:mod:`stealsearch.engine.core.worker`).  ``proof``: a file name prefix (the
+    problem in its proof form): each worker's lanes log their parts, pulled into the
+    client's parts folder before each commit (:mod:`.proof_parts`), and the proof of
+    the committed parts is written when the search ends; ``proof_parts``: the parts
+    folder to use instead (a ramp-up's, whose cut names parts in it already)."""
+    from ...core.proof import ProofParts
+
     t0 = time.perf_counter()
     transport = DaskTransport(client, workers=workers, threads_per_worker=threads_per_worker,
                               checkpoint=checkpoint)
-    return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
-                      node_limit=node_limit, progress=progress, checkpoint=checkpoint,
-                      checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
-                      checkpoint_required=checkpoint_required, cut=cut, t0=t0)
+    parts = proof_parts
+    if parts is None and proof is not None:
+        parts = ProofParts(proof, problem.proof_record_width)
+    try:
+        return run_epochs(problem, transport, policy=policy, time_limit=time_limit,
+                          node_limit=node_limit, progress=progress, checkpoint=checkpoint,
+                          checkpoint_every=checkpoint_every, checkpoint_info=checkpoint_info,
+                          checkpoint_required=checkpoint_required, cut=cut, t0=t0,
+                          proof=parts)
+    finally:
+        if parts is not None and proof_parts is None:
+            parts.cleanup()

@@ -63,6 +63,13 @@ path as the epoch's own clock) and hands each outcome over to the epoch's other 
 The task's own result cannot be used: the scheduler forgets a retiring worker before
 it closes.
 
+Proofs: a search that logs one writes its parts into a folder of its own on each
+worker (:class:`.proof_parts.WorkerParts`), read by the client in chunks
+(``stealsearch_proof_read``) and deleted once pulled (``stealsearch_proof_drop``); the
+search's teardown, the reaper and the close remove the folder.  A peer that takes a
+retiring worker's hand-over pulls the outcome's parts from it first
+(:meth:`StealstackExtension.handle_handover`).
+
 The probes at the end (:func:`running_searches`, :func:`loaded_problems`, ...) are
 ``client.run`` functions that read a worker's extension: tests and benchmarks check
 with them that nothing is left behind after a search.
@@ -76,6 +83,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...core.epochs import COORDINATOR_OPS, GONE, WORKER_OPS, handler_name
+from .proof_parts import WorkerParts, pull_part, read_handler
 from .wire import SETUP_OPS
 
 logger = logging.getLogger("stealsearch")
@@ -90,6 +98,8 @@ REAP_INTERVAL = 1.0
 HANDOVER_WAIT = 5.0
 #: seconds a hand-over is kept for the client to fetch
 HANDOVER_KEEP = 120.0
+#: seconds one chunk of a retiring peer's proof part may take to arrive
+HANDOVER_PULL_TIMEOUT = 10.0
 #: searches remembered as ended (a load that completes after the unload is dropped)
 ENDED_KEEP = 256
 #: stops remembered (the oldest is forgotten first)
@@ -178,6 +188,8 @@ class StealstackExtension:
     #: notified (under its lock) on every change a waiting epoch task may be waiting
     #: for: a problem loaded, a share arrived, a stop, a search ended, a close
     changed: threading.Condition
+    #: the proof parts of the searches that log one (a folder per search)
+    proof: WorkerParts
 
     def __init__(self, worker):
         self.worker = worker
@@ -192,6 +204,7 @@ class StealstackExtension:
         self.stopped = {}
         self.shares = {}
         self.changed = threading.Condition()
+        self.proof = WorkerParts(getattr(worker, "local_directory", None))
         self._reaper = None
         worker.extensions[EXTENSION_NAME] = self
         self.open()
@@ -237,6 +250,7 @@ class StealstackExtension:
             self.problems.clear()
             self.shares.clear()
             self.changed.notify_all()
+            self.proof.remove_all()
 
     # -- the router ----------------------------------------------------------------------------
     def lookup(self, search_id, epoch):
@@ -265,7 +279,8 @@ class StealstackExtension:
     def _setup_handlers(self) -> dict:
         return {"load": self.handle_load, "unload": self.handle_unload,
                 "share": self.handle_share, "handover": self.handle_handover,
-                "handovers": self.handle_handovers}
+                "handovers": self.handle_handovers, "proof_read": self.handle_proof_read,
+                "proof_drop": self.handle_proof_drop}
 
     async def handle_load(self, search_id, blob, keep_idle):
         """Unpickle and warm a search's problem (once: a load under way is shared);
@@ -297,12 +312,59 @@ class StealstackExtension:
         self.end_search(search_id, reason)
         return "ok"
 
-    def handle_handover(self, search_id, epoch, rank, outcome):
-        """Keep the outcome a leaving peer of epoch ``(search_id, epoch)`` handed here."""
+    async def handle_handover(self, search_id, epoch, rank, outcome):
+        """Keep the outcome a leaving peer of epoch ``(search_id, epoch)`` handed here;
+        a proof's parts are pulled from it first (it waits for this reply before it
+        closes), into this worker's folder, where the client pulls them from.  A pull
+        that fails leaves the outcome naming the leaving worker's parts: the client's
+        pull of them fails and the epoch rolls back."""
         key = (search_id, int(epoch))
+        if outcome.proof_parts and outcome.proof_host is None:
+            outcome = await self._take_parts(search_id, outcome)
         self.handovers.setdefault(key, {})[int(rank)] = outcome
         self.handover_times[key] = time.monotonic()
         return "ok"
+
+    async def _take_parts(self, search_id, outcome):
+        """A retiring peer's outcome, its parts pulled into this worker's folder."""
+        import dataclasses
+        import os
+
+        folder = self.proof_folder(search_id)
+        if folder is None:
+            return outcome
+        entry = self.problems.get(search_id)
+        width = getattr(entry.problem, "proof_record_width", None) if entry else None
+        names = [(os.path.basename(str(path)), int(records))
+                 for path, records in outcome.proof_parts]
+        try:
+            for name, records in names:
+                await pull_part(self.worker, outcome.address, search_id, name, folder / name,
+                                None if width is None else records * int(width) * 8,
+                                HANDOVER_PULL_TIMEOUT)
+        except Exception as exc:      # the client's own pull then fails: a roll-back
+            logger.warning("search %s: the proof parts of a hand-over did not arrive (%r)",
+                           search_id, exc)
+            return outcome
+        return dataclasses.replace(
+            outcome, proof_parts=tuple((str(folder / n), k) for n, k in names),
+            proof_host=self.worker.address)
+
+    async def handle_proof_read(self, search_id, part, offset, size):
+        """Up to ``size`` bytes of one of the search's proof parts here, from ``offset``."""
+        return await read_handler(self.proof, search_id, part, offset, size)
+
+    def handle_proof_drop(self, search_id, parts):
+        """The client holds these parts now: delete them here."""
+        return {"status": "ok", "dropped": self.proof.drop(search_id, parts)}
+
+    def proof_folder(self, search_id: str):
+        """The folder the search's epoch tasks write their parts into here, or None
+        once the search ended here (its task then fails the epoch)."""
+        with self.changed:
+            if self.is_ended(search_id):
+                return None
+            return self.proof.folder(search_id)
 
     def handle_handovers(self, search_id, epoch):
         """The outcomes leaving peers handed here for the client to fetch."""
@@ -398,6 +460,7 @@ class StealstackExtension:
         for key in [k for k in self.handovers if k[0] == search_id]:
             self.handovers.pop(key, None)
             self.handover_times.pop(key, None)
+        self.proof.remove(search_id)
 
     def reap(self) -> None:
         """Drop problems no epoch used for their ``keep_idle`` seconds (the client went
@@ -416,6 +479,7 @@ class StealstackExtension:
                 logger.info("dropping the problem of search %s: idle for %.0f s", sid,
                             now - entry.last_used)
                 self.problems.pop(sid, None)
+                self.proof.remove(sid)
         for key, t in list(self.handover_times.items()):
             if now - t > HANDOVER_KEEP:
                 self.handovers.pop(key, None)

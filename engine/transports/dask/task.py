@@ -8,6 +8,8 @@ and never for a discarded epoch).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...core.epochs import EpochOutcome, EpochSpec
@@ -55,6 +57,13 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
                           f"{worker.address}")
         return failed(f"the rows of epoch {spec.epoch} did not reach {worker.address} "
                       f"within {ticket.wait:.0f} s")
+    if spec.proof is not None:
+        # a proof: this epoch's parts go into the search's folder on this worker (the
+        # client's folder named in the spec is the client's; it pulls them from here)
+        folder = stealstack.proof_folder(spec.search_id)
+        if folder is None:
+            return failed(f"search {spec.search_id} ended on {worker.address}")
+        spec = dataclasses.replace(spec, proof=(str(folder), spec.proof[1]))
     rows = make_stack(problem).codec.decode(share.payload)
     if len(rows) != ticket.n_rows or share.n_rows != ticket.n_rows:
         return failed(f"the share of epoch {spec.epoch} on {worker.address} has {len(rows)} "

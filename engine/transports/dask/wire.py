@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: handlers of the set-up path, served by the worker extension itself (no search object needed)
-SETUP_OPS = ("load", "unload", "share", "handover", "handovers")
+SETUP_OPS = ("load", "unload", "share", "handover", "handovers", "proof_read",
+             "proof_drop")
 
 
 @dataclass(frozen=True)

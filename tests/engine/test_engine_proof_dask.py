@@ -1,0 +1,311 @@
+"""Proofs from Dask workers and from the ramp-up onto them: each worker's parts pulled to
+the client before its epoch is committed.  Random G(n <= 40) with random steal policies
+and threads per worker, over epochs that end at node counts (forced: NodeEpochs); a
+worker killed inside an epoch (forced: the proof kernel hooked to kill its process); a
+pull that fails (forced: the worker's read handler refuses) rolls the epoch back; a
+search stopped at a node limit with a checkpoint and finished by ``resume``; a ramp-up
+handed over at a node count; the command line.  Every proof is checked by our checker
+against the model this file writes from the graph's edges (VeriPB too, where a
+``veripb`` is on PATH), and has one record per node."""
+import functools
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import dask
+import numpy as np
+import pytest
+
+from stealsearch.check_proof import ProofRejected, check_files
+from stealsearch.cli import main
+from stealsearch.engine import StealPolicy, resume, solve
+from stealsearch.engine.core.checkpoint import read_manifest
+from stealsearch.engine.core.loop import run_epochs
+from stealsearch.engine.core.policy import VICTIM_ORDERS
+from stealsearch.engine.core.proof import ProofParts
+from stealsearch.engine.deploy.cluster import dask_client
+from stealsearch.engine.transports.dask.driver import DaskTransport
+from stealsearch.engine.transports.rampup import Place, run_rampup
+from stealsearch.problems.clique import CliqueProblem, gnp
+import forced
+from forced import HookedClique, NodeEpochs
+from procutil import _alive, end_processes
+
+VERIPB = shutil.which("veripb")
+WORKERS = 2
+SEEN_PIDS: set[int] = set()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes; a killed one is restarted by its nanny."""
+    config = {"distributed.deploy.lost-worker-timeout": "600s"}
+    with dask.config.set(config), dask_client(workers=WORKERS) as client:
+        SEEN_PIDS.update(client.run(os.getpid).values())
+        yield client
+        SEEN_PIDS.update(client.run(os.getpid, on_error="ignore").values())
+    end_processes(sorted(SEEN_PIDS))
+    assert not any(_alive(p) for p in SEEN_PIDS), "worker processes survived the cluster"
+
+
+def rebuilt_model(path: Path, graph) -> Path:
+    """The canonical max-clique model, from the graph's edges alone (not the producer's
+    writer): one clause per non-edge u < v, the objective over every vertex."""
+    n, adjacent = graph.n, set()
+    for u, v in graph.edges():
+        adjacent.update({(int(u), int(v)), (int(v), int(u))})
+    clauses = [f"1 ~x{u + 1} 1 ~x{v + 1} >= 1 ;" for u in range(n) for v in range(u + 1, n)
+               if (u, v) not in adjacent]
+    objective = "min: " + " ".join(f"1 ~x{v}" for v in range(1, n + 1)) + " ;"
+    path.write_text("\n".join([f"* #variable= {n} #constraint= {len(clauses)}", objective]
+                              + clauses) + "\n")
+    return path
+
+
+def assert_proved(result, prefix, graph, tmp_path):
+    """One record per node, and the proof accepted against the rebuilt model by our
+    checker (and by VeriPB where it is installed, which must agree)."""
+    info = result.info["proof"]
+    assert result.status == "optimal" and info["written"], info
+    assert info["records"] == result.nodes and info["best"] == result.objective
+    model = rebuilt_model(tmp_path / "rebuilt.opb", graph)
+    assert Path(f"{prefix}.opb").read_text().split("\n")[0] == model.read_text().split("\n")[0]
+    check_files(model, f"{prefix}.pbp")
+    if VERIPB is not None:
+        out = subprocess.run([VERIPB, str(model), f"{prefix}.pbp"], capture_output=True,
+                             text=True, timeout=600)
+        text = out.stdout + out.stderr
+        assert out.returncode == 0 and "Verification succeeded" in text \
+            and "did not claim contradiction" not in text, text[-2000:]
+
+
+def leftovers(client) -> dict:
+    """What the workers still hold of any search: running epochs, problems, proof
+    folders (none may be left after a search)."""
+    def probe(dask_worker=None):
+        ext = dask_worker.extensions.get("stealsearch")
+        if ext is None:
+            return (0, 0, 0)
+        return (len(ext.searches), len(ext.problems), len(ext.proof.folders))
+    return client.run(probe, on_error="ignore")
+
+
+def random_policy(rng):
+    return StealPolicy(k=rng.choice([1, 2, 8]), release_threshold=rng.choice([1, 2, 8]),
+                       acquire=rng.choice([1, 4, 64]), budget=rng.choice([1, 5, 50]),
+                       chunk_seconds=None, steal_half=rng.random() < 0.5,
+                       victims=rng.choice(VICTIM_ORDERS))
+
+
+CASES = [(int(n), float(p), s) for s, (n, p) in enumerate(zip(
+    np.random.default_rng(351).integers(25, 41, 5),
+    np.random.default_rng(352).choice([0.5, 0.7, 0.8, 0.9], 5)))]
+
+
+@pytest.mark.parametrize("n,p,s", CASES)
+def test_dask_proof_of_random_graphs_over_forced_epochs(cluster, tmp_path, n, p, s):
+    """Random G(n, p) on 2 workers, 1-2 lanes each, a random policy, each epoch cut
+    after a few nodes: the parts of every worker, lane and epoch pulled to the client
+    make one proof of the sequential optimum."""
+    rng = random.Random(s)
+    graph = gnp(n, p, seed=s)
+    plain = solve(CliqueProblem(graph), backend="sequential")
+    problem = CliqueProblem(graph).proof_problem()
+    prefix = str(tmp_path / "dask")
+    parts = ProofParts(prefix, problem.proof_record_width)
+    transport = DaskTransport(cluster, workers=WORKERS, threads_per_worker=rng.choice([1, 2]))
+    try:
+        r = run_epochs(problem, NodeEpochs(transport, rng.choice([3, 10, 40])),
+                       policy=random_policy(rng), checkpoint_every=3600, proof=parts)
+    finally:
+        parts.cleanup()
+    assert r.objective == plain.objective
+    assert r.info["proof_pull"]["failed"] == 0
+    assert_proved(r, prefix, graph, tmp_path)
+    assert all(v == (0, 0, 0) for v in leftovers(cluster).values()), leftovers(cluster)
+
+
+class HookedProofClique(HookedClique):
+    """The kill hook of tests/engine/forced.py around the proof kernel too (a proof's
+    stacks run that kernel, not ``kernel``)."""
+
+    @property
+    def proof_kernel(self):
+        inner = super().proof_kernel
+        if inner is None or os.getpid() == self.test_pid:
+            return inner
+        return functools.partial(forced._hooked_chunk, inner, self)
+
+
+#: ~4,000 nodes with the colour bound: a kill after at most 1/3 of them always happens
+KILL_GRAPH = gnp(90, 0.8, seed=5)
+
+
+def test_dask_proof_through_a_kill(cluster, tmp_path):
+    """A worker kills itself inside a chunk of an epoch after a random number of nodes:
+    the epoch rolls back (its parts on the client never were, the dead worker's with
+    it) and the proof of the whole search still has one record per node and checks."""
+    plain = solve(CliqueProblem(KILL_GRAPH), backend="sequential")
+    most = max(2, plain.nodes // (WORKERS + 1))
+    rng = np.random.default_rng(35)
+    problem = HookedProofClique(KILL_GRAPH, bound="colour").hook(
+        tmp_path, kill_after=int(rng.integers(1, most + 1)))
+    prefix = str(tmp_path / "killed")
+    r = solve(problem, client=cluster, workers=WORKERS, checkpoint_every=0.2, proof=prefix)
+    assert problem.killed() == 1 and r.recoveries >= 1
+    assert r.objective == plain.objective
+    assert_proved(r, prefix, KILL_GRAPH, tmp_path)
+
+
+def test_a_failed_pull_rolls_the_epoch_back(cluster, tmp_path, monkeypatch):
+    """The first pull of a part fails (forced: the client's pull refuses once): the epoch
+    is rolled back, its nodes searched again, and the proof still checks."""
+    from stealsearch.engine.transports.dask import proof_parts
+
+    real, calls = proof_parts.pull_part, {"n": 0}
+
+    async def failing_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise proof_parts.PullFailed("refused by the test")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(proof_parts, "pull_part", failing_once)
+    graph = gnp(40, 0.8, seed=7)
+    prefix = str(tmp_path / "pull")
+    r = solve(CliqueProblem(graph), client=cluster, workers=WORKERS, proof=prefix)
+    assert r.recoveries >= 1 and r.info["proof_pull"]["failed"] == 1 and r.nodes_redone > 0
+    assert_proved(r, prefix, graph, tmp_path)
+    assert not list(Path(tmp_path).glob("pull.parts-*")), "the parts folder was left"
+
+
+def test_checkpointed_stop_on_dask_then_resume_finishes_the_proof(cluster, tmp_path):
+    """Stopped at a node limit on 2 workers (no proof written, the parts kept in the
+    checkpoint), resumed on the workers with a proof: the proof of the whole search."""
+    graph = gnp(40, 0.9, seed=3)
+    plain = solve(CliqueProblem(graph), backend="sequential")
+    ck = str(tmp_path / "ck")
+    first = solve(CliqueProblem(graph), client=cluster, workers=WORKERS, checkpoint=ck,
+                  node_limit=max(1, plain.nodes // 3), proof=str(tmp_path / "first"))
+    assert first.status == "interrupted"
+    assert not first.info.get("proof", {}).get("written")
+    assert not Path(tmp_path / "first.pbp").exists()
+    assert read_manifest(ck)["proof_parts"]
+    prefix = str(tmp_path / "resumed")
+    r = resume(ck, client=cluster, workers=WORKERS, proof=prefix)
+    assert r.nodes >= plain.nodes // 3 and r.objective == plain.objective
+    assert_proved(r, prefix, graph, tmp_path)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rampup_proof_handed_over_at_a_node_count(cluster, tmp_path, threads):
+    """Phase 1 (one stack, or lanes) holds at a node count and hands its cut over to
+    the workers: its parts continue into phase 2's, and the proof covers both."""
+    graph = gnp(40, 0.9, seed=11 + threads)
+    plain = solve(CliqueProblem(graph), backend="sequential")
+    prefix = str(tmp_path / "ramp")
+    hold = max(1, plain.nodes // 4)
+    r = run_rampup(CliqueProblem(graph).proof_problem(), place=Place(client=cluster,
+                                                                     workers=WORKERS),
+                   grace=3600, handover_nodes=hold, first_threads=threads,
+                   policy=StealPolicy(budget=1, chunk_seconds=None), proof=prefix)
+    assert r.phases[0]["nodes"] == hold and r.phases[1]["where"] == "cluster"
+    assert r.phases[1]["nodes"] > 0 and r.objective == plain.objective
+    assert_proved(r, prefix, graph, tmp_path)
+
+
+def test_cli_proves_on_two_workers(tmp_path, capsys):
+    """``--workers 2 --no-ramp-up --prove`` on the command line (its own LocalCluster):
+    the proof is written and checked by ``check-proof``."""
+    graph = gnp(30, 0.8, seed=4)
+    path = tmp_path / "g.col"
+    edges = list(graph.edges())
+    path.write_text(f"p edge {graph.n} {len(edges)}\n"
+                    + "".join(f"e {u + 1} {v + 1}\n" for u, v in edges))
+    prefix = str(tmp_path / "cli")
+    assert main(["clique", str(path), "--workers", "2", "--no-ramp-up", "--prove",
+                 prefix]) == 0
+    assert "proof" in capsys.readouterr().out
+    assert main(["check-proof", prefix, "--model",
+                 str(rebuilt_model(tmp_path / "m.opb", graph))]) == 0
+    try:
+        check_files(f"{prefix}.opb", f"{prefix}.pbp")
+    except ProofRejected as exc:       # pragma: no cover - the assertion's message
+        pytest.fail(str(exc))
+
+
+#: per hooked problem (its token), nodes this process expanded
+_held_nodes: dict = {}
+
+
+def _hold_after_a_node(inner, problem, stack, top, budget, mode, incumbent, counters,
+                       solution, *data):
+    """The victim's proof kernel: once it has expanded a node, it marks a file and holds
+    (expands nothing) until the gate opens; other processes search on."""
+    if os.getpid() == problem.victim_pid and _held_nodes.get(problem.token, 0) \
+            and not problem.gate.is_open():
+        if not os.path.exists(problem.mark):
+            with open(problem.mark, "w"):
+                pass
+        forced.time.sleep(forced.GATE_POLL)
+        return top, forced.BUDGET, 0
+    before = int(counters[forced.NODES])
+    out = inner(stack, top, budget, mode, incumbent, counters, solution, *data)
+    _held_nodes[problem.token] = _held_nodes.get(problem.token, 0) \
+        + int(counters[forced.NODES]) - before
+    return out
+
+
+class HeldVictimClique(CliqueProblem):
+    """A clique search whose victim process holds after its first node (see above)."""
+
+    def hold(self, folder, victim_pid: int):
+        self.gate = forced.Gate(folder)
+        self.mark = os.path.join(str(folder), "victim-searched")
+        self.victim_pid, self.test_pid = victim_pid, os.getpid()
+        self.token = os.urandom(8).hex()
+        return self
+
+    @property
+    def proof_kernel(self):
+        inner = super().proof_kernel
+        if inner is None or os.getpid() == self.test_pid:
+            return inner
+        return functools.partial(_hold_after_a_node, inner, self)
+
+
+def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
+    """A worker retired mid-epoch after it expanded a node (forced: it holds there until
+    the retire is done): its outcome reaches the client through its peer, with its
+    parts, and the epoch is committed without a rollback; the proof checks.  Last in
+    the module: the retired worker does not come back."""
+    import threading
+
+    graph = KILL_GRAPH
+    plain = solve(CliqueProblem(graph, heuristic="none"), backend="sequential")
+    pids = dict(cluster.run(os.getpid))
+    victim = sorted(pids)[1]
+    problem = HeldVictimClique(graph, bound="colour", heuristic="none").hold(
+        tmp_path, pids[victim])
+    retired = {}
+
+    def retire_once_held():
+        try:
+            deadline = forced.time.monotonic() + 60
+            while forced.time.monotonic() < deadline and not os.path.exists(problem.mark):
+                forced.time.sleep(0.01)
+            retired.update(cluster.retire_workers([victim]))
+        finally:
+            problem.gate.open()
+
+    t = threading.Thread(target=retire_once_held, daemon=True)
+    t.start()
+    prefix = str(tmp_path / "retired")
+    r = solve(problem, client=cluster, workers=WORKERS, checkpoint_every=3600, proof=prefix)
+    t.join(30)
+    assert victim in retired
+    assert [e for e, who in r.info["handovers"] if victim in who], r.info["handovers"]
+    assert r.recoveries == 0 and r.objective == plain.objective
+    assert_proved(r, prefix, graph, tmp_path)
