@@ -77,9 +77,9 @@ SUSPECT_ANSWER = 0.2
 
 
 def first_cut(problem: Problem, n: int, proof: tuple | None = None) -> Cut:
-    """Expand the root frontier in the client until ``n`` workers can each get a row.
-    ``proof``: a proof's search; the nodes expanded here are recorded in a part of the
-    client's parts folder (``EpochSpec.proof``'s form), named by the cut."""
+    """Expand the root frontier in the client until ``n`` workers (or lanes) can each
+    get a row.  ``proof``: a proof's search; the nodes expanded here are recorded in a
+    part of the client's parts folder (``EpochSpec.proof``'s form), named by the cut."""
     t0 = time.time()
     stack = make_stack(problem)
     part = None
@@ -153,7 +153,10 @@ class DaskTransport(Transport):
         return f"{problem.name} on {len(self.first_peers)} workers"
 
     def first_cut(self, problem: Problem, proof: tuple | None = None) -> Cut:
-        return first_cut(problem, len(self.first_peers), proof)
+        # a row per lane, not per worker: a machine of T lanes dealt one row splits it a
+        # row a chunk before its lanes all work (the deal gives each worker its rows
+        # round-robin, and the worker spreads them over its lanes)
+        return first_cut(problem, len(self.first_peers) * max(1, int(self.threads)), proof)
 
     @contextlib.contextmanager
     def _connection(self):
