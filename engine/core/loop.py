@@ -326,6 +326,8 @@ class EpochLoop:
                  proof=None):
         self.problem, self.transport = problem, transport
         self.policy = policy or StealPolicy()
+        #: worker processes of the last epoch (what the policy's open fields follow)
+        self.peer_count = 1
         self.time_limit, self.node_limit = time_limit, node_limit
         self.every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None \
             else float(checkpoint_every)
@@ -486,6 +488,7 @@ class EpochLoop:
     def _epoch(self) -> None:
         problem, cut = self.problem, self.cut
         peers = self.transport.peers(self)
+        self.peer_count = len(peers)
         self.epoch += 1
         spec = EpochSpec(
             search_id=self.search_id, epoch=self.epoch, peers=peers, policy=self.policy,
@@ -581,7 +584,10 @@ class EpochLoop:
             history=merge_history([cut.history]), stop_reason=reason, remaining_bound=rb,
             workers=list(self.stats.values()) or [WorkerStats(worker=self.transport.idle_worker)],
             wall_seconds=time.perf_counter() - self.clock.t_wall,
-            search_seconds=self.search_seconds, policy=self.policy.as_dict(), info=info,
+            search_seconds=self.search_seconds, info=info,
+            # the policy the workers ran: fields left to the run resolved for the last
+            # epoch's worker count, as every worker resolves them (WorkerSearch)
+            policy=self.policy.for_workers(self.peer_count).as_dict(),
             epochs=cut.epochs, recoveries=cut.recoveries, nodes_redone=cut.nodes_redone,
             checkpoint=checkpoint, phases=phases)
         if not result.conservation()["holds"]:

@@ -39,7 +39,7 @@ SEEN_PIDS: set[int] = set()
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def two_processes():
     """Two worker processes; a killed one is restarted by its nanny."""
     config = {"distributed.deploy.lost-worker-timeout": "600s"}
     with dask.config.set(config), dask_client(workers=WORKERS) as client:
@@ -48,6 +48,15 @@ def cluster():
         SEEN_PIDS.update(client.run(os.getpid, on_error="ignore").values())
     end_processes(sorted(SEEN_PIDS))
     assert not any(_alive(p) for p in SEEN_PIDS), "worker processes survived the cluster"
+
+
+@pytest.fixture
+def cluster(two_processes):
+    """The module's cluster with both workers present: after the kill test, the nanny's
+    new worker may still be starting (on a loaded machine, for seconds)."""
+    two_processes.wait_for_workers(WORKERS, timeout=120)
+    SEEN_PIDS.update(two_processes.run(os.getpid).values())
+    return two_processes
 
 
 def rebuilt_model(path: Path, graph) -> Path:
