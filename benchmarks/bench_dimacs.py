@@ -24,10 +24,14 @@ default), nodes (MoMC: branches) beside CliSAT's published recursive calls (San 
 Furini, Alvarez, Pardalos, EJOR 2023, appendix Tables 1-2, github psanse/CliSAT).  The
 machine is shared: ``--part I/K`` runs every K-th graph from the I-th so a set can be
 split into short exclusive holds, each appending its records to ``--raw`` (JSON lines);
-``--report`` writes the table from all the records there.
+``--report`` writes the table from all the records there.  ``--bounds B ...`` runs our
+other bounds on each graph beside ``auto`` (records under ``bounds``), ``--skip`` leaves
+a peer out; every finished omega is also checked against the published one
+(:func:`known_omega`).
 
     python -m stealsearch.benchmarks.bench_dimacs --part 1/6 --limit 120
     python -m stealsearch.benchmarks.bench_dimacs --report
+    python -m stealsearch.benchmarks.bench_dimacs --only keller5 C250.9 --bounds incmaxsat --skip glasgow
 """
 from __future__ import annotations
 
