@@ -24,10 +24,14 @@ default), nodes (MoMC: branches) beside CliSAT's published recursive calls (San 
 Furini, Alvarez, Pardalos, EJOR 2023, appendix Tables 1-2, github psanse/CliSAT).  The
 machine is shared: ``--part I/K`` runs every K-th graph from the I-th so a set can be
 split into short exclusive holds, each appending its records to ``--raw`` (JSON lines);
-``--report`` writes the table from all the records there.
+``--report`` writes the table from all the records there.  ``--bounds B ...`` runs our
+other bounds on each graph beside ``auto`` (records under ``bounds``), ``--skip`` leaves
+a peer out; every finished omega is also checked against the published one
+(:func:`known_omega`).
 
     python -m stealsearch.benchmarks.bench_dimacs --part 1/6 --limit 120
     python -m stealsearch.benchmarks.bench_dimacs --report
+    python -m stealsearch.benchmarks.bench_dimacs --only keller5 C250.9 --bounds incmaxsat --skip glasgow
 """
 from __future__ import annotations
 
@@ -85,6 +89,37 @@ CLISAT_STEPS = {
     "frb59-26-3": (35806103, 53434151), "frb59-26-4": (44200880, 83521902),
     "frb59-26-5": (15343706, 4451221),
 }
+
+#: the clique numbers the literature gives (DIMACS second challenge; a BHOSLIB frbN-K-i
+#: graph has omega = N by construction, :func:`known_omega`): every solver's omega is
+#: checked against them, and against a folder's ``omega.tsv`` where it lists the graph
+KNOWN_OMEGA = {
+    "brock200_1": 21, "brock200_2": 12, "brock200_4": 17, "brock400_1": 27, "brock400_2": 29,
+    "brock400_3": 31, "brock400_4": 33, "brock800_1": 23, "brock800_2": 24, "brock800_3": 25,
+    "brock800_4": 26, "C125.9": 34, "C250.9": 44, "DSJC500_5": 13, "DSJC1000_5": 15,
+    "keller4": 11, "keller5": 27, "p_hat300-1": 8, "p_hat300-2": 25, "p_hat300-3": 36,
+    "p_hat500-1": 9, "p_hat500-2": 36, "p_hat500-3": 50, "p_hat700-1": 11, "p_hat700-2": 44,
+    "p_hat700-3": 62, "p_hat1000-1": 10, "p_hat1000-2": 46, "p_hat1500-1": 12,
+    "p_hat1500-2": 65, "sanr200_0.7": 18, "sanr200_0.9": 42, "sanr400_0.5": 13,
+    "sanr400_0.7": 21, "gen200_p0.9_55": 55, "gen400_p0.9_55": 55, "gen400_p0.9_65": 65,
+    "gen400_p0.9_75": 75, "MANN_a27": 126, "san400_0.9_1": 100, "hamming8-2": 128,
+    "hamming8-4": 16, "johnson16-2-4": 8, "c-fat200-5": 58, "c-fat500-5": 64,
+    "c-fat500-10": 126,
+}
+
+
+def known_omega(name: str, folder: Path | None = None) -> int | None:
+    """The published clique number of graph ``name``: ``KNOWN_OMEGA``, a BHOSLIB name's
+    N, or the ``omega.tsv`` (columns instance, n, m, omega) of ``folder``; None if none."""
+    if folder is not None and (folder / "omega.tsv").is_file():
+        for line in (folder / "omega.tsv").read_text().splitlines()[1:]:
+            cols = line.split("\t")
+            if cols and cols[0] == name:
+                return int(cols[3])
+    if name in KNOWN_OMEGA:
+        return KNOWN_OMEGA[name]
+    m = re.fullmatch(r"frb(\d+)-\d+-\d+", name)
+    return int(m.group(1)) if m else None
 
 
 def folders(args) -> list[tuple[str, Path | None, str]]:
@@ -149,8 +184,11 @@ def run(args) -> None:
             # ours stops at 1.5x the limit in wall seconds (the peers: 3x, bench_peers):
             # beyond the CPU limit a run does not count, and the holds must stay short
             rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=args.wall_factor)
+            run_bounds(rec, graph, args)
         kept = previous.get(name, {})
         for key, fn in (("momc", run_momc), ("glasgow", run_glasgow)):
+            if key in args.skip:
+                continue
             if key in kept and (kept[key]["status"] == "optimal" or kept[key].get("why") == "cpu"):
                 rec[key] = kept[key]            # --resume: a finished peer run is not repeated
                 continue
@@ -162,16 +200,32 @@ def run(args) -> None:
             # graphs; a graph no peer solves would cost the whole limit for no ratio)
             if any(rec.get(k, {}).get("status") == "optimal" for k in ("glasgow", "momc")):
                 rec["ours"] = run_ours(graph, "auto", args.limit, wall_factor=args.wall_factor)
+                run_bounds(rec, graph, args)
             else:
                 rec["ours"] = {"status": "not run", "why": "no peer finished", "cpu": 0.0,
                                "seconds": 0.0, "nodes": 0, "omega": 0}
         omegas = {k: rec[k]["omega"] for k in ("ours", "glasgow", "momc")
                   if k in rec and rec[k]["status"] == "optimal"}
+        omegas.update({f"ours {b}": x["omega"] for b, x in rec.get("bounds", {}).items()
+                       if x["status"] == "optimal"})
+        known = known_omega(name, f.parent)
+        if known is not None:
+            omegas["published"] = known
         if len(set(omegas.values())) > 1:
             raise AssertionError(f"{name}: the solvers disagree on omega: {omegas}")
         print(json.dumps(rec), flush=True)
         with open(args.raw, "a") as fh:
             fh.write(json.dumps(rec) + "\n")
+
+
+def run_bounds(rec: dict, graph, args) -> None:
+    """Our runs with each bound of ``--bounds`` beside ``auto``'s, in ``rec["bounds"]``;
+    a bound ``auto`` resolved to is not run twice (its record is ``rec["ours"]``)."""
+    for b in args.bounds or []:
+        if b == rec["ours"].get("resolved"):
+            continue
+        rec.setdefault("bounds", {})[b] = run_ours(graph, b, args.limit,
+                                                   wall_factor=args.wall_factor)
 
 
 def _commit() -> str:
@@ -339,6 +393,10 @@ def main(argv=None):
     ap.add_argument("--resume", action="store_true",
                     help="keep the peers' finished runs (solved, or stopped by the CPU limit) "
                          "recorded in --raw at this limit")
+    ap.add_argument("--bounds", nargs="*", default=None,
+                    help="our bounds to run beside auto (each graph's records under 'bounds')")
+    ap.add_argument("--skip", nargs="*", default=[], choices=("glasgow", "momc"),
+                    help="peers not to run")
     ap.add_argument("--report", action="store_true", help="write the table from --raw")
     ap.add_argument("--also", nargs="*", default=None,
                     help="--report: raw files read before --raw (e.g. a lower limit's stage; a "

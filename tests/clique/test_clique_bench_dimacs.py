@@ -72,3 +72,35 @@ def test_report_over_two_stages_counts_each_records_own_limit(tmp_path):
             in text)
     assert "limit 10 or 120 CPU s (each record's own" in text
     assert "(s10.jsonl, s120.jsonl)" in text
+
+
+def test_known_omega_from_the_table_the_folder_and_a_bhoslib_name(tmp_path):
+    (tmp_path / "omega.tsv").write_text("instance\tn\tm\tomega\nkeller5\t776\t225990\t99\n")
+    assert bench_dimacs.known_omega("keller5") == 27
+    assert bench_dimacs.known_omega("keller5", tmp_path) == 99      # the folder's own list
+    assert bench_dimacs.known_omega("frb45-21-3") == 45
+    assert bench_dimacs.known_omega("unheard_of", tmp_path) is None
+
+
+def _tiny_set(tmp_path, omega):
+    """A folder with one graph, a 4-clique and a pendant vertex, and an omega.tsv."""
+    edges = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4), (4, 5)]
+    (tmp_path / "tiny.clq").write_text("p edge 5 7\n" + "".join(f"e {a} {b}\n" for a, b in edges))
+    (tmp_path / "omega.tsv").write_text(f"instance\tn\tm\tomega\ntiny\t5\t7\t{omega}\n")
+    return ["--dimacs", str(tmp_path), "--skip", "glasgow", "momc", "--limit", "30",
+            "--raw", str(tmp_path / "raw.jsonl")]
+
+
+def test_run_records_each_extra_bound_once_and_checks_the_published_omega(tmp_path):
+    bench_dimacs.main(_tiny_set(tmp_path, 4) + ["--bounds", "colour", "incmaxsat"])
+    (rec,) = [json.loads(x) for x in (tmp_path / "raw.jsonl").read_text().splitlines()]
+    assert rec["ours"]["omega"] == 4 and rec["ours"]["resolved"] == "colour"
+    # colour is auto's own choice here: not run twice
+    assert set(rec["bounds"]) == {"incmaxsat"} and rec["bounds"]["incmaxsat"]["omega"] == 4
+    assert "momc" not in rec and "glasgow" not in rec
+
+
+def test_run_aborts_when_the_omega_found_is_not_the_published_one(tmp_path):
+    import pytest
+    with pytest.raises(AssertionError, match="disagree"):
+        bench_dimacs.main(_tiny_set(tmp_path, 5))
