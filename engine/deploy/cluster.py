@@ -207,6 +207,7 @@ def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
     preload.append(WORKER_PRELOAD)
     with dask.config.set({"distributed.worker.profile.enabled": False,
                           "distributed.worker.preload": preload}):
+        preload_forkserver()
         try:
             return start_owned(lambda: _start_local(LocalCluster, workers, threads_per_worker,
                                                     kwargs, start_timeout),
@@ -223,6 +224,29 @@ def local_cluster(workers: int | None = None, threads_per_worker: int = 1, *,
 
 #: the module every worker process of a LocalCluster we start preloads (its dask_setup)
 WORKER_PRELOAD = "stealsearch.engine.deploy.quiet_logs"
+
+#: What the forkserver of our local clusters imports once, so that each worker process
+#: it forks starts with it instead of importing it again: the modules every worker of
+#: ours imports before its first task (the stealstack plugin arrives pickled).
+FORKSERVER_PRELOAD = ("distributed", "numpy", "numba", WORKER_PRELOAD,
+                      "stealsearch.engine.transports.dask.plugin")
+
+
+def preload_forkserver() -> None:
+    """Name :data:`FORKSERVER_PRELOAD` as the forkserver's preload list when dask's
+    ``distributed.worker.multiprocessing-method`` is ``forkserver`` (the user's dask
+    configuration; the default, ``spawn``, starts each worker process from nothing).
+    distributed sets its own list once per process, at its first call of
+    ``get_mp_context``: ours replaces it after that call.  Without effect once this
+    process's forkserver runs.  multiprocessing skips a preload module that fails to
+    import, so a broken import costs only the worker that imports it again."""
+    import dask
+
+    if dask.config.get("distributed.worker.multiprocessing-method") != "forkserver":
+        return
+    from distributed.utils import get_mp_context
+
+    get_mp_context().set_forkserver_preload(list(FORKSERVER_PRELOAD))
 
 
 def _start_local(cls, workers: int, threads_per_worker: int, kwargs: dict,
