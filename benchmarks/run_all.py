@@ -70,6 +70,7 @@ ORDER = [
     "tiers",
     "estimate",
     "defaults16",
+    "device16_h200",
     "threads",
 ]
 
