@@ -246,7 +246,19 @@ def test_cli_proves_on_two_workers(tmp_path, capsys):
         pytest.fail(str(exc))
 
 
-class HeldCliqueProblem(CliqueProblem):
+class ProofKernelHooked(CliqueProblem):
+    """A clique problem whose proof kernel is wrapped by ``hook`` in every process but
+    the test's (``test_pid``)."""
+
+    @property
+    def proof_kernel(self):
+        inner = super().proof_kernel
+        if inner is None or os.getpid() == self.test_pid:
+            return inner
+        return functools.partial(type(self).hook, inner, self)
+
+
+class HeldCliqueProblem(ProofKernelHooked):
     """A clique search whose every process but the test's holds (expands nothing) once
     it has expanded ``after`` nodes, until the gate opens."""
 
@@ -255,12 +267,9 @@ class HeldCliqueProblem(CliqueProblem):
         self.test_pid, self.token = os.getpid(), os.urandom(8).hex()
         return self
 
-    @property
-    def proof_kernel(self):
-        inner = super().proof_kernel
-        if inner is None or os.getpid() == self.test_pid:
-            return inner
-        return functools.partial(_hold_after_nodes, inner, self)
+    @staticmethod
+    def hook(*args):
+        return _hold_after_nodes(*args)
 
 
 def _hold_after_nodes(inner, problem, stack, top, budget, mode, incumbent, counters,
@@ -348,7 +357,7 @@ def _hold_after_a_node(inner, problem, stack, top, budget, mode, incumbent, coun
     return out
 
 
-class HeldVictimClique(CliqueProblem):
+class HeldVictimClique(ProofKernelHooked):
     """A clique search whose victim process holds after its first node (see above)."""
 
     def hold(self, folder, victim_pid: int):
@@ -358,12 +367,9 @@ class HeldVictimClique(CliqueProblem):
         self.token = os.urandom(8).hex()
         return self
 
-    @property
-    def proof_kernel(self):
-        inner = super().proof_kernel
-        if inner is None or os.getpid() == self.test_pid:
-            return inner
-        return functools.partial(_hold_after_a_node, inner, self)
+    @staticmethod
+    def hook(*args):
+        return _hold_after_a_node(*args)
 
 
 def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
