@@ -17,6 +17,10 @@ HEAD = "pseudo-Boolean proof version 1.2\nf 3\n"
 SOLUTION = "o x1 ~x2 ~x3\n"
 #: a proof by reverse unit propagation, at level 1
 BY_RUP = SOLUTION + "# 1\nu 1 ~x1 >= 1 ;\nu 1 ~x2 >= 1 ;\nu >= 1 ;\n"
+#: reverse unit propagation of a constraint that is not a clause (degree 2), then of
+#: the contradiction
+BY_RUP_GENERAL = SOLUTION + "# 1\nu 1 ~x1 >= 1 ;\nu 1 ~x2 >= 1 ;\nu 1 ~x1 1 ~x2 >= 2 ;\n" \
+    "u >= 1 ;\n"
 #: a proof by cutting planes: the three non-edges added, halved (at most one true), plus 4
 BY_CUTS = SOLUTION + "p 1 2 + 3 + 2 d 4 + ;\n"
 
@@ -29,7 +33,8 @@ def check(tmp_path, proof: str, model: str = MODEL):
 
 @pytest.mark.parametrize("proof,claimed", [(HEAD + BY_RUP + "c 7\n", 7),
                                            (HEAD + BY_CUTS + "c 5\n", 5),
-                                           (HEAD + BY_CUTS + "* a comment\n\nc 5 0\n", 5)])
+                                           (HEAD + BY_CUTS + "* a comment\n\nc 5 0\n", 5),
+                                           (HEAD + BY_RUP_GENERAL + "c 8\n", 8)])
 def test_accepted(tmp_path, proof, claimed):
     verdict = check(tmp_path, proof)
     assert verdict.claimed == claimed
@@ -42,6 +47,7 @@ def test_accepted(tmp_path, proof, claimed):
     ("pseudo-Boolean proof version 1.2\nf 2\n", 2, "the model has 3"),
     (HEAD + "u 1 ~x1 >= 1 ;\n", 3, "reverse unit propagation"),
     (HEAD + "o x1 x2 ~x3\n", 3, "violates"),
+    (HEAD + SOLUTION + "u 1 x1 1 x2 >= 2 ;\n", 4, "reverse unit propagation"),
     (HEAD + "o ~x1 ~x2\n", 3, "unset"),
     (HEAD + "o x1 ~x2\n", 3, "unset"),                 # x3 is forced, but not named
     (HEAD + "o x1 ~x2 ~x3 ~x4\n", 3, "not in the model"),
