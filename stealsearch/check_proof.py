@@ -22,7 +22,9 @@ Every constraint is kept normalised (positive coefficients, each variable once, 
 literal ``x`` or ``~x``); propagation watches two literals of each clause and counts the
 slack of every other constraint through an occurrence index.  ``p`` and ``u`` lines as
 the solver writes them are parsed by the compiled core; every other line, and any
-such line that parse does not take, by the general parser here, which is strict.  The proof is accepted (exit 0) only when every line
+such line that parse does not take, by the general parser here, which is strict.
+Coefficients and degrees are 64-bit: a proof whose numbers pass 2^60 is rejected
+with a line saying so (the clique proofs' stay below the number of vertices).  The proof is accepted (exit 0) only when every line
 checks and a contradiction was derived and claimed; anything else is one line saying
 which line failed and why, and exit 1 (2: a file that cannot be read).
 
@@ -251,6 +253,8 @@ class Database:
         return grown
 
     def add(self, c: Constraint) -> int:
+        if abs(c.degree) > K.COEF_LIMIT or any(a > K.COEF_LIMIT for a in c.terms.values()):
+            raise _Syntax("a coefficient or degree beyond what this checker computes with")
         return self.add_arrays(*_codes(c), c.degree)
 
     def add_arrays(self, lits, coefs, degree: int) -> int:
@@ -297,6 +301,9 @@ class Database:
         ``extra``, not stored): does it conflict?  Nothing stays assigned."""
         if extra is None:
             el, ec, ed = self._none, self._none, 0
+        elif abs(extra.degree) > K.COEF_LIMIT or any(a > K.COEF_LIMIT
+                                                     for a in extra.terms.values()):
+            raise _Syntax("a coefficient or degree beyond what this checker computes with")
         else:
             (el, ec), ed = _codes(extra), extra.degree
         return bool(K.propagate(self.meta, self.lits, self.coefs, self.whead, self.went,

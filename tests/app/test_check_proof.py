@@ -48,6 +48,7 @@ def test_accepted(tmp_path, proof, claimed):
     (HEAD + "u 1 ~x1 >= 1 ;\n", 3, "reverse unit propagation"),
     (HEAD + "o x1 x2 ~x3\n", 3, "violates"),
     (HEAD + SOLUTION + "u 1 x1 1 x2 >= 2 ;\n", 4, "reverse unit propagation"),
+    (HEAD + SOLUTION + f"u {10 ** 30} x1 1 x2 >= 2 ;\n", 4, "beyond what this checker"),
     (HEAD + "o ~x1 ~x2\n", 3, "unset"),
     (HEAD + "o x1 ~x2\n", 3, "unset"),                 # x3 is forced, but not named
     (HEAD + "o x1 ~x2 ~x3 ~x4\n", 3, "not in the model"),
