@@ -220,6 +220,10 @@ class Database:
     """Constraints by id, with their levels, and unit propagation over them
     (:mod:`stealsearch.check_proof_kernels`: flat arrays, grown here as needed)."""
 
+    #: the deleted constraints' literals reclaimed once more than this, and than the
+    #: live ones
+    COMPACT_AFTER = 1 << 16
+
     def __init__(self, nvars: int):
         self.nvars = nvars
         self.next_id = 1
@@ -263,7 +267,7 @@ class Database:
         if self.level is not None:
             self.at_level.setdefault(self.level, []).append(cid)
         n, sc = lits.shape[0], self.sc
-        if sc[K.POOL_DEAD] > max(1 << 16, sc[K.POOL_TOP] // 2):
+        if sc[K.POOL_DEAD] > max(self.COMPACT_AFTER, sc[K.POOL_TOP] // 2):
             K.compact(self.meta, self.lits, self.coefs, self.units, self.generals, sc,
                       self.next_id - 1)
         self.meta = self._room(self.meta, cid + 1)

@@ -133,18 +133,19 @@ def compact(meta, lits, coefs, units, generals, sc, next_id):
         top += n
     sc[POOL_TOP] = top
     sc[POOL_DEAD] = 0
+    sc[N_UNITS] = _keep_live(meta, units, sc[N_UNITS])
+    sc[N_GENERALS] = _keep_live(meta, generals, sc[N_GENERALS])
+
+
+@njit(nogil=True, cache=True)
+def _keep_live(meta, cids, count):
+    """The live ids of ``cids[:count]`` moved to its front; how many."""
     k = 0
-    for i in range(sc[N_UNITS]):
-        if meta[units[i], ALIVE]:
-            units[k] = units[i]
+    for i in range(count):
+        if meta[cids[i], ALIVE]:
+            cids[k] = cids[i]
             k += 1
-    sc[N_UNITS] = k
-    k = 0
-    for i in range(sc[N_GENERALS]):
-        if meta[generals[i], ALIVE]:
-            generals[k] = generals[i]
-            k += 1
-    sc[N_GENERALS] = k
+    return k
 
 
 @njit(nogil=True, cache=True)
@@ -153,6 +154,15 @@ def _assign(val, trail, tlen, code):
     val[code >> 1] = -1 if code & 1 else 1
     trail[tlen] = code
     return tlen + 1
+
+
+@njit(nogil=True, cache=True)
+def _assume(val, trail, tlen, code):
+    """Make ``code`` true unless it is already: (the trail length, whether it is false)."""
+    x = lit_value(val, code)
+    if x == 0:
+        return _assign(val, trail, tlen, code), False
+    return tlen, x < 0
 
 
 @njit(nogil=True, cache=True)
@@ -177,6 +187,17 @@ def _unlink(head, ent, sc, free, code, prev, e):
         ent[prev, 1] = ent[e, 1]
     ent[e, 1] = sc[free]
     sc[free] = e
+
+
+@njit(nogil=True, cache=True)
+def _next_live(head, ent, meta, sc, free, code, prev, e):
+    """From entry ``e`` of ``code``'s list (after ``prev``), the first whose constraint
+    is live, or -1; the entries of deleted constraints on the way are unlinked."""
+    while e >= 0 and not meta[ent[e, 0], ALIVE]:
+        nxt = ent[e, 1]
+        _unlink(head, ent, sc, free, code, prev, e)
+        e = nxt
+    return e
 
 
 @njit(nogil=True, cache=True)
@@ -208,44 +229,31 @@ def propagate(meta, lits, coefs, whead, went, ohead, oent, units, generals, sc, 
                 if extra_coefs[i] > extra_slack and lit_value(val, extra_lits[i]) == 0:
                     tlen = _assign(val, trail, tlen, extra_lits[i])
         for code in assume:
-            x = lit_value(val, code)
-            if x < 0:
-                conflict = True
+            tlen, conflict = _assume(val, trail, tlen, code)
+            if conflict:
                 break
-            if x == 0:
-                tlen = _assign(val, trail, tlen, code)
     if not conflict:
         for i in range(sc[N_UNITS]):
-            cid = units[i]
-            if meta[cid, ALIVE]:
-                code = lits[meta[cid, START]]
-                x = lit_value(val, code)
-                if x < 0:
-                    conflict = True
+            if meta[units[i], ALIVE]:
+                tlen, conflict = _assume(val, trail, tlen, lits[meta[units[i], START]])
+                if conflict:
                     break
-                if x == 0:
-                    tlen = _assign(val, trail, tlen, code)
     head = 0
     while not conflict and head < tlen:
         false = trail[head] ^ 1
         head += 1
         # the other constraints with the literal: all of the list, so that undo can
         # put every coefficient back
-        prev, e = -1, ohead[false]
+        prev, e = -1, _next_live(ohead, oent, meta, sc, OCC_FREE, false, -1, ohead[false])
         while e >= 0:
-            nxt = oent[e, 1]
             cid = oent[e, 0]
-            if not meta[cid, ALIVE]:
-                _unlink(ohead, oent, sc, OCC_FREE, false, prev, e)
-                e = nxt
-                continue
             meta[cid, SLACK] -= oent[e, 2]
             if not conflict:
                 if meta[cid, SLACK] < 0:
                     conflict = True
                 elif meta[cid, SLACK] < meta[cid, MAXCOEF]:
                     tlen = _force(meta, lits, coefs, val, trail, tlen, cid)
-            prev, e = e, nxt
+            prev, e = e, _next_live(ohead, oent, meta, sc, OCC_FREE, false, e, oent[e, 1])
         done = head
         if conflict:
             break
@@ -259,20 +267,16 @@ def propagate(meta, lits, coefs, whead, went, ohead, oent, units, generals, sc, 
                     if extra_coefs[i] > extra_slack and lit_value(val, extra_lits[i]) == 0:
                         tlen = _assign(val, trail, tlen, extra_lits[i])
         # the clauses watching it
-        prev, e = -1, whead[false]
+        prev, e = -1, _next_live(whead, went, meta, sc, WATCH_FREE, false, -1, whead[false])
         while e >= 0:
             nxt = went[e, 1]
             cid = went[e, 0]
-            if not meta[cid, ALIVE]:
-                _unlink(whead, went, sc, WATCH_FREE, false, prev, e)
-                e = nxt
-                continue
             s, n = meta[cid, START], meta[cid, LENGTH]
             if lits[s] == false:
                 lits[s], lits[s + 1] = lits[s + 1], lits[s]
             other = lits[s]
             if lit_value(val, other) > 0:
-                prev, e = e, nxt
+                prev, e = e, _next_live(whead, went, meta, sc, WATCH_FREE, false, e, nxt)
                 continue
             moved = False
             for k in range(s + 2, s + n):
@@ -287,13 +291,13 @@ def propagate(meta, lits, coefs, whead, went, ohead, oent, units, generals, sc, 
                     moved = True
                     break
             if moved:
-                e = nxt
+                e = _next_live(whead, went, meta, sc, WATCH_FREE, false, prev, nxt)
                 continue
             if lit_value(val, other) < 0:
                 conflict = True
                 break
             tlen = _assign(val, trail, tlen, other)
-            prev, e = e, nxt
+            prev, e = e, _next_live(whead, went, meta, sc, WATCH_FREE, false, e, nxt)
     # undo: the slack of every occurrence taken off, then the values
     for i in range(done):
         e = ohead[trail[i] ^ 1]

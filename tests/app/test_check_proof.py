@@ -210,3 +210,25 @@ def _by_hand(tokens, db):
             stack.append(load(int(tokens[i])))
         i += 1
     return stack[0]
+
+
+def test_a_search_proof_checks_with_the_database_compacted_at_every_add(tmp_path,
+                                                                         monkeypatch):
+    """A clique search's proof (thousands of steps, levels wiped) checks when the
+    deleted constraints' space is reclaimed at every add, and its cut copy is still
+    rejected."""
+    from stealsearch import check_proof as cp
+    from stealsearch.engine import solve
+    from stealsearch.problems.clique import CliqueProblem, gnp
+
+    monkeypatch.setattr(cp.Database, "COMPACT_AFTER", 0)
+    prefix = str(tmp_path / "g")
+    r = solve(CliqueProblem(gnp(40, 0.7, seed=2), bound="colour"), backend="sequential",
+              proof=prefix)
+    assert r.info["proof"]["written"]
+    verdict = check_files(prefix + ".opb", prefix + ".pbp")
+    assert verdict.objective_value == 40 - r.objective
+    text = (tmp_path / "g.pbp").read_text()
+    (tmp_path / "g.pbp").write_text(text[:len(text) * 2 // 3])
+    with pytest.raises(ProofRejected):
+        check_files(prefix + ".opb", prefix + ".pbp")
