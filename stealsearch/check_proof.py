@@ -3,7 +3,8 @@ model (``PREFIX.opb``), with nothing of the code that wrote them.
 
 A checker of its own, for where VeriPB cannot be installed: it reads the two files and
 nothing else (no graph, no search, no module of the engine or of a problem: the
-standard library only), and accepts the subset of VeriPB's format ``pseudo-Boolean
+standard library, numpy, and its own compiled core
+:mod:`stealsearch.check_proof_kernels`), and accepts the subset of VeriPB's format ``pseudo-Boolean
 proof version 1.x`` (x = 0..2) that the clique proofs use:
 
 ``f N``        load the model's N constraints (ids 1..N)
@@ -19,7 +20,11 @@ proof version 1.x`` (x = 0..2) that the clique proofs use:
 
 Every constraint is kept normalised (positive coefficients, each variable once, as a
 literal ``x`` or ``~x``); propagation watches two literals of each clause and counts the
-slack of every other constraint.  The proof is accepted (exit 0) only when every line
+slack of every other constraint through an occurrence index.  ``p`` and ``u`` lines as
+the solver writes them are parsed by the compiled core; every other line, and any
+such line that parse does not take, by the general parser here, which is strict.
+Coefficients and degrees are 64-bit: a proof whose numbers pass 2^60 is rejected
+with a line saying so (the clique proofs' stay below the number of vertices).  The proof is accepted (exit 0) only when every line
 checks and a contradiction was derived and claimed; anything else is one line saying
 which line failed and why, and exit 1 (2: a file that cannot be read).
 
@@ -40,6 +45,10 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+
+import numpy as np
+
+from stealsearch import check_proof_kernels as K
 
 _VERSION = re.compile(r"pseudo-Boolean proof version 1\.[012]\Z")
 _VARIABLE = re.compile(r"x([1-9][0-9]*)\Z")
@@ -109,19 +118,6 @@ class Constraint:
                     terms[-lit] = other - coef
         return cls(terms, degree)
 
-    def add(self, other: "Constraint") -> "Constraint":
-        acc = dict(self.terms)
-        for lit, coef in other.terms.items():
-            acc[lit] = acc.get(lit, 0) + coef
-        return Constraint._cancel(acc, self.degree + other.degree)
-
-    def multiply(self, k: int) -> "Constraint":
-        return Constraint({lit: c * k for lit, c in self.terms.items()}, self.degree * k)
-
-    def divide(self, k: int) -> "Constraint":
-        return Constraint({lit: -(-c // k) for lit, c in self.terms.items()},
-                          -(-self.degree // k))
-
     def negation(self) -> "Constraint":
         """not (sum a l >= d)  <=>  sum a ~l >= sum a - d + 1."""
         return Constraint({-lit: c for lit, c in self.terms.items()},
@@ -129,9 +125,6 @@ class Constraint:
 
     def is_contradiction(self) -> bool:
         return sum(self.terms.values()) < self.degree
-
-    def satisfied_by(self, value) -> bool:
-        return sum(c for lit, c in self.terms.items() if value(lit) > 0) >= self.degree
 
     def is_clause(self) -> bool:
         return self.degree == 1            # with coefficients >= 1: one true literal suffices
@@ -150,6 +143,8 @@ def _literal(token: str, nvars: int) -> int:
 
 
 def _integer(token: str) -> int:
+    if token.isdigit():
+        return int(token)
     if not re.fullmatch(r"[+-]?[0-9]+", token):
         raise _Syntax(f"expected an integer, got {token[:30]!r}")
     return int(token)
@@ -213,239 +208,240 @@ def _model_line(line: str, number: int, nvars: int, constraints: list, objective
 
 
 # -- the database and unit propagation --------------------------------------------------
+def _codes(c: Constraint):
+    """A normalised constraint as arrays: literal codes (``2 v``: x_v, ``2 v + 1``:
+    ~x_v) and coefficients."""
+    lits = np.fromiter(((lit << 1) if lit > 0 else ((-lit) << 1) | 1 for lit in c.terms),
+                       np.int64, len(c.terms))
+    return lits, np.fromiter(c.terms.values(), np.int64, len(c.terms))
+
+
 class Database:
-    """Constraints by id, with their levels, and unit propagation over them."""
+    """Constraints by id, with their levels, and unit propagation over them
+    (:mod:`stealsearch.check_proof_kernels`: flat arrays, grown here as needed)."""
+
+    #: the deleted constraints' literals reclaimed once more than this, and than the
+    #: live ones
+    COMPACT_AFTER = 1 << 16
 
     def __init__(self, nvars: int):
         self.nvars = nvars
-        self.by_id: dict = {}                 # id -> Constraint (deleted ones removed)
         self.next_id = 1
         self.level = None
         self.at_level: dict = {}              # level -> ids
-        self.units: dict = {}                 # id -> literal (clauses of one literal)
-        self.empty: set = set()               # ids of clauses with no literal
-        self.binary: dict = {}                # literal l -> [(other, id)]: l false forces other
-        self.watches: dict = {}               # literal l -> [id] of longer clauses watching l
-        self.clause_lits: dict = {}           # id -> list of literals, first two watched
-        self.general: dict = {}               # id -> Constraint that is not a clause
-        self.occurs: dict = {}                # literal -> [(id, coef)] in general constraints
-        self.value = [0] * (nvars + 1)        # +1 true, -1 false, 0 free (per check)
+        self.meta = np.zeros((1024, K.META_COLUMNS), np.int64)
+        self.lits = np.zeros(4096, np.int64)
+        self.coefs = np.zeros(4096, np.int64)
+        self.whead = np.full(2 * nvars + 2, -1, np.int64)
+        self.went = np.zeros((4096, 2), np.int64)
+        self.ohead = np.full(2 * nvars + 2, -1, np.int64)
+        self.oent = np.zeros((4096, 3), np.int64)
+        self.units = np.zeros(1024, np.int64)
+        self.generals = np.zeros(1024, np.int64)
+        self.sc = np.zeros(K.SCALARS, np.int64)
+        self.sc[K.WATCH_FREE] = self.sc[K.OCC_FREE] = -1
+        self.value = np.zeros(nvars + 1, np.int64)       # +1 true, -1 false, 0 free
+        self.trail = np.zeros(nvars + 1, np.int64)
+        self.out_lits = np.zeros(nvars + 1, np.int64)
+        self.out_coefs = np.zeros(nvars + 1, np.int64)
+        self.out = np.zeros(2, np.int64)
+        self._none = np.zeros(0, np.int64)
+
+    @staticmethod
+    def _room(array, needed: int):
+        """``array``, or a copy at least twice as long if it has fewer than ``needed`` rows."""
+        if needed <= array.shape[0]:
+            return array
+        grown = np.zeros((max(needed, 2 * array.shape[0]),) + array.shape[1:], array.dtype)
+        grown[:array.shape[0]] = array
+        return grown
 
     def add(self, c: Constraint) -> int:
+        if abs(c.degree) > K.COEF_LIMIT or any(a > K.COEF_LIMIT for a in c.terms.values()):
+            raise _Syntax("a coefficient or degree beyond what this checker computes with")
+        return self.add_arrays(*_codes(c), c.degree)
+
+    def add_arrays(self, lits, coefs, degree: int) -> int:
         cid = self.next_id
         self.next_id += 1
-        self.by_id[cid] = c
         if self.level is not None:
             self.at_level.setdefault(self.level, []).append(cid)
-        lits = list(c.terms)
-        if c.degree <= 0:
-            return cid                        # always true: nothing to propagate
-        if c.is_clause():
-            if not lits:
-                self.empty.add(cid)
-            elif len(lits) == 1:
-                self.units[cid] = lits[0]
-            elif len(lits) == 2:
-                a, b = lits
-                self.binary.setdefault(a, []).append((b, cid))
-                self.binary.setdefault(b, []).append((a, cid))
-            else:
-                self.clause_lits[cid] = lits
-                self.watches.setdefault(lits[0], []).append(cid)
-                self.watches.setdefault(lits[1], []).append(cid)
-        else:
-            self.general[cid] = c
-            for lit, coef in c.terms.items():
-                self.occurs.setdefault(lit, []).append((cid, coef))
+        n, sc = lits.shape[0], self.sc
+        if sc[K.POOL_DEAD] > max(self.COMPACT_AFTER, sc[K.POOL_TOP] // 2):
+            K.compact(self.meta, self.lits, self.coefs, self.units, self.generals, sc,
+                      self.next_id - 1)
+        self.meta = self._room(self.meta, cid + 1)
+        self.lits = self._room(self.lits, int(sc[K.POOL_TOP]) + n)
+        self.coefs = self._room(self.coefs, int(sc[K.POOL_TOP]) + n)
+        self.went = self._room(self.went, int(sc[K.WATCH_TOP]) + 2)
+        self.oent = self._room(self.oent, int(sc[K.OCC_TOP]) + n)
+        self.units = self._room(self.units, int(sc[K.N_UNITS]) + 1)
+        self.generals = self._room(self.generals, int(sc[K.N_GENERALS]) + 1)
+        if not -K.COEF_LIMIT <= degree <= K.COEF_LIMIT or (n and int(coefs.max()) > K.COEF_LIMIT):
+            raise _Syntax("a coefficient or degree beyond what this checker computes with")
+        K.add_constraint(self.meta, self.lits, self.coefs, self.whead, self.went, self.ohead,
+                         self.oent, self.units, self.generals, sc, cid, lits, coefs,
+                         int(degree))
         return cid
 
-    def get(self, cid: int) -> Constraint:
-        c = self.by_id.get(cid)
-        if c is None:
+    def check_id(self, cid: int) -> int:
+        if not (0 < cid < self.next_id and self.meta[cid, K.ALIVE]):
             state = "deleted" if 0 < cid < self.next_id else "not derived yet"
             raise _Syntax(f"constraint {cid} is {state}")
-        return c
+        return cid
+
+    def is_contradiction(self, cid: int) -> bool:
+        s, n = self.meta[self.check_id(cid), K.START], self.meta[cid, K.LENGTH]
+        return int(self.coefs[s:s + n].sum()) < int(self.meta[cid, K.DEGREE])
 
     def wipe(self, level: int) -> None:
-        """Delete the constraints at levels >= ``level``.  A longer clause's watches go
-        when they are next visited; the lists of binary clauses and of occurrences in
-        other constraints are filtered here, once per wipe."""
-        touched_binary, touched_occurs, gone = set(), set(), set()
+        """Delete the constraints at levels >= ``level``."""
         for lv in [lv for lv in self.at_level if lv >= level]:
-            for cid in self.at_level.pop(lv):
-                c = self.by_id.pop(cid, None)
-                if c is None:
-                    continue
-                gone.add(cid)
-                self.units.pop(cid, None)
-                self.empty.discard(cid)
-                self.clause_lits.pop(cid, None)
-                if self.general.pop(cid, None) is not None:
-                    touched_occurs.update(c.terms)
-                elif c.degree == 1 and len(c.terms) == 2:
-                    touched_binary.update(c.terms)
-        for lit in touched_binary:
-            self.binary[lit] = [e for e in self.binary[lit] if e[1] not in gone]
-        for lit in touched_occurs:
-            self.occurs[lit] = [e for e in self.occurs[lit] if e[0] not in gone]
+            K.delete_constraints(self.meta, self.sc, np.asarray(self.at_level.pop(lv),
+                                                                 np.int64))
 
-    # -- propagation ----------------------------------------------------------------------
-    def lit_value(self, lit: int) -> int:
-        v = self.value[lit if lit > 0 else -lit]
-        return v if lit > 0 else -v
-
-    def propagate(self, assume: list, extra: Constraint | None = None) -> tuple[bool, list]:
-        """Unit propagation from the literals ``assume`` (and the constraint ``extra``,
-        not in the database).  Returns (conflict, the literals assigned); the caller
-        undoes them with :meth:`undo`."""
-        value, lit_value = self.value, self.lit_value
-        binary, watches, occurs_of = self.binary, self.watches, self.occurs
-        trail: list = []                # the literals set true, in order: also the queue
-
-        def assign(lit: int) -> bool:
-            """Set ``lit`` true; False if it is false already (a conflict)."""
-            v = value[lit if lit > 0 else -lit]
-            if v:
-                return (v > 0) == (lit > 0)
-            value[lit if lit > 0 else -lit] = 1 if lit > 0 else -1
-            trail.append(lit)
-            return True
-
-        if self.empty:
-            return True, trail
-        general = dict(self.general)
-        extra_occurs: dict = {}
-        if extra is not None and extra.degree > 0:
-            general[0] = extra
-            extra_occurs = {lit: [(0, coef)] for lit, coef in extra.terms.items()}
-        # slack = sum of the coefficients of the literals not false - degree, from no
-        # literal assigned; each literal made false below takes its coefficient once
-        slack = {cid: sum(c.terms.values()) - c.degree for cid, c in general.items()}
-        # a constraint propagates only once its slack is below its largest coefficient
-        largest = {cid: max(c.terms.values(), default=0) for cid, c in general.items()}
-        for cid, c in general.items():
-            s = slack[cid]
-            if s < 0:
-                return True, trail
-            if s >= largest[cid]:
-                continue
-            for lit, coef in c.terms.items():
-                if coef > s and not assign(lit):
-                    return True, trail
-        for lit in assume:
-            if not assign(lit):
-                return True, trail
-        for lit in self.units.values():
-            if not assign(lit):
-                return True, trail
-        head = 0
-        while head < len(trail):
-            false = -trail[head]
-            head += 1
-            # binary clauses (wipe keeps these lists exact): assign inlined, the hot loop
-            for other, _cid in binary.get(false, ()):
-                var = other if other > 0 else -other
-                v = value[var]
-                if v:
-                    if (v > 0) != (other > 0):
-                        return True, trail
-                    continue
-                value[var] = 1 if other > 0 else -1
-                trail.append(other)
-            watching = watches.get(false)
-            if watching:
-                keep = []
-                conflict = False
-                for cid in watching:
-                    lits = self.clause_lits.get(cid)
-                    if lits is None:
-                        continue                  # deleted: its watch goes
-                    if conflict:
-                        keep.append(cid)
-                        continue
-                    if lits[0] == false:
-                        lits[0], lits[1] = lits[1], lits[0]
-                    if lit_value(lits[0]) > 0:
-                        keep.append(cid)
-                        continue
-                    for k in range(2, len(lits)):
-                        if lit_value(lits[k]) >= 0:
-                            lits[1], lits[k] = lits[k], lits[1]
-                            watches.setdefault(lits[1], []).append(cid)
-                            break
-                    else:
-                        keep.append(cid)
-                        conflict = not assign(lits[0])
-                watches[false] = keep
-                if conflict:
-                    return True, trail
-            for occurs in (occurs_of.get(false, ()), extra_occurs.get(false, ())):
-                for cid, coef in occurs:
-                    c = general.get(cid)
-                    if c is None:
-                        continue                  # deleted
-                    s = slack[cid] = slack[cid] - coef
-                    if s < 0:
-                        return True, trail
-                    if s >= largest[cid]:
-                        continue
-                    for lit, cf in c.terms.items():
-                        if cf > s and lit_value(lit) == 0 and not assign(lit):
-                            return True, trail
-        return False, trail
-
-    def undo(self, trail: list) -> None:
-        for lit in trail:
-            self.value[lit if lit > 0 else -lit] = 0
+    def propagate(self, assume, extra: Constraint | None = None) -> bool:
+        """Unit propagation from the literal codes ``assume`` (and the constraint
+        ``extra``, not stored): does it conflict?  Nothing stays assigned."""
+        if extra is None:
+            el, ec, ed = self._none, self._none, 0
+        elif abs(extra.degree) > K.COEF_LIMIT or any(a > K.COEF_LIMIT
+                                                     for a in extra.terms.values()):
+            raise _Syntax("a coefficient or degree beyond what this checker computes with")
+        else:
+            (el, ec), ed = _codes(extra), extra.degree
+        return bool(K.propagate(self.meta, self.lits, self.coefs, self.whead, self.went,
+                                self.ohead, self.oent, self.units, self.generals, self.sc,
+                                self.value, self.trail, assume, el, ec, int(ed)))
 
     def implied_by_rup(self, c: Constraint) -> bool:
         """Reverse unit propagation: does adding not-C and propagating conflict?"""
         neg = c.negation()
         if neg.is_contradiction():
             return True
-        assume = [lit for lit in neg.terms] if c.is_clause() else []
-        conflict, trail = self.propagate(assume, None if c.is_clause() else neg)
-        self.undo(trail)
-        return conflict
+        if c.is_clause():
+            return self.propagate(_codes(neg)[0])
+        return self.propagate(self._none, neg)
+
+    def evaluate(self, program, depth: int):
+        """The constraint a ``p`` line derives (program of :func:`_rpn`): arrays."""
+        if K.evaluate(self.meta, self.lits, self.coefs, program, depth, self.nvars,
+                      self.out_lits, self.out_coefs, self.out) != K.EVAL_OK:
+            raise _Syntax("a coefficient beyond what this checker computes with (2^60)")
+        n = int(self.out[0])
+        return self.out_lits[:n].copy(), self.out_coefs[:n].copy(), int(self.out[1])
+
+    def first_violated(self, value) -> int:
+        """The first live constraint the full assignment ``value`` violates, or 0."""
+        return int(K.satisfied_by(self.meta, self.lits, self.coefs, value, self.next_id))
 
 
 # -- the proof ---------------------------------------------------------------------------
-def _rpn(tokens: list, db: Database) -> Constraint:
-    """``p`` (or ``pol``): ids, ``+``, ``K *``, ``K d``; a trailing ``;`` or ``0`` ends it."""
+def _rpn(tokens: list, db: Database):
+    """``p`` (or ``pol``): ids, ``+``, ``K *``, ``K d``; a trailing ``;`` or ``0`` ends
+    it.  Checked here (syntax, ids live, the stack); computed by :meth:`Database.evaluate`."""
     if tokens and tokens[-1] in (";", "0"):
         tokens = tokens[:-1]
     if not tokens:
         raise _Syntax("an empty 'p' line")
-    stack: list = []
-    i = 0
+    program = np.zeros((len(tokens), 2), np.int64)
+    ops = height = depth = i = 0
     while i < len(tokens):
         tok = tokens[i]
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         if tok == "+":
-            if len(stack) < 2:
+            if height < 2:
                 raise _Syntax("'+' needs two constraints on the stack")
-            b, a = stack.pop(), stack.pop()
-            stack.append(a.add(b))
+            program[ops] = (1, 0)
+            height -= 1
         elif nxt in ("*", "d"):
-            k = _integer(tok)
+            k = int(tok) if tok.isdigit() else _integer(tok)
             if k <= 0:
                 raise _Syntax(f"multiplier or divisor {k} must be > 0")
-            if not stack:
+            if not height:
                 raise _Syntax(f"'{nxt}' needs a constraint on the stack")
-            c = stack.pop()
-            stack.append(c.multiply(k) if nxt == "*" else c.divide(k))
+            if k > K.COEF_LIMIT:
+                raise _Syntax("a multiplier or divisor beyond what this checker computes with")
+            program[ops] = (2 if nxt == "*" else 3, k)
             i += 1
         elif tok in ("*", "d"):
             raise _Syntax(f"'{tok}' must follow its integer operand")
         else:
-            cid = _integer(tok)
+            cid = int(tok) if tok.isdigit() else _integer(tok)
             if cid <= 0:
                 raise _Syntax(f"constraint id {cid}: ids are >= 1 here")
-            stack.append(db.get(cid))
+            program[ops] = (0, db.check_id(cid))
+            height += 1
+            depth = max(depth, height)
+        ops += 1
         i += 1
-    if len(stack) != 1:
-        raise _Syntax(f"the 'p' line leaves {len(stack)} constraints, not one")
-    return stack[0]
+    if height != 1:
+        raise _Syntax(f"the 'p' line leaves {height} constraints, not one")
+    return db.evaluate(program[:ops], depth)
+
+
+class _FastLines:
+    """The two frequent rules, ``p`` and ``u`` as the solver writes them, parsed by
+    :mod:`stealsearch.check_proof_kernels`; any line that parse does not take (another
+    rule, another spelling, an error) goes to the general parser below, which accepts
+    it or names its fault."""
+
+    #: tokens of a line the fast parse takes at most
+    MAX_TOKENS = 1 << 16
+
+    def __init__(self, db: Database, nvars: int):
+        self.db, self.nvars = db, nvars
+        self.space = K._SPACE
+        self.starts = np.zeros(self.MAX_TOKENS, np.int64)
+        self.ends = np.zeros(self.MAX_TOKENS, np.int64)
+        self.program = np.zeros((self.MAX_TOKENS, 2), np.int64)
+        self.pos = np.zeros(nvars + 1, np.int64)
+        self.neg = np.zeros(nvars + 1, np.int64)
+        self.touched = np.zeros(nvars + 1, np.int64)
+        self.lits = np.zeros(nvars + 1, np.int64)
+        self.coefs = np.zeros(nvars + 1, np.int64)
+
+    def take(self, raw: bytes, number: int, where: str) -> bool:
+        """Check the line ``raw`` if it is one of the two; False: not taken."""
+        head = raw[:2]
+        if head == b"p ":
+            buf = np.frombuffer(raw, np.uint8)[2:]
+            ops, depth = K.parse_rpn(buf, self.space, self.starts, self.ends, self.db.meta,
+                                     self.db.next_id, self.program)
+            if ops == K.SLOW:
+                return False
+            try:
+                self.db.add_arrays(*self.db.evaluate(self.program[:ops], depth))
+            except _Syntax as exc:
+                raise ProofRejected(where, number, str(exc)) from None
+            return True
+        if head == b"u ":
+            buf = np.frombuffer(raw, np.uint8)[2:]
+            k, degree = K.parse_constraint(buf, self.space, self.starts, self.ends,
+                                           self.nvars, self.pos, self.neg, self.touched,
+                                           self.lits, self.coefs)
+            if k == K.SLOW:
+                return False
+            lits, coefs = self.lits[:k].copy(), self.coefs[:k].copy()
+            db = self.db
+            if degree == 1:
+                implied = db.propagate(lits ^ 1)
+            elif degree > 1:           # the negation: sum a ~l >= sum a - d + 1
+                implied = bool(K.propagate(
+                    db.meta, db.lits, db.coefs, db.whead, db.went, db.ohead, db.oent,
+                    db.units, db.generals, db.sc, db.value, db.trail, db._none, lits ^ 1,
+                    coefs, int(coefs.sum()) - degree + 1))
+            else:
+                implied = True         # always true
+            if not implied:
+                raise ProofRejected(where, number,
+                                    "reverse unit propagation does not reach a conflict")
+            try:
+                db.add_arrays(lits, coefs, degree)
+            except _Syntax as exc:
+                raise ProofRejected(where, number, str(exc)) from None
+            return True
+        return False
 
 
 def check_files(opb_path, pbp_path) -> Verdict:
@@ -457,13 +453,18 @@ def check_files(opb_path, pbp_path) -> Verdict:
     loaded = False
     claimed = None
     verdict = Verdict(rules=0, claimed=0)
-    with open(pbp_path, encoding="ascii", errors="strict") as fh:
-        first = fh.readline()
+    fast = _FastLines(db, model.nvars)
+    with open(pbp_path, "rb") as fh:
+        first = fh.readline().decode("ascii")
         if not _VERSION.match(first.strip()):
             raise ProofRejected(where, 1, "expected 'pseudo-Boolean proof version 1.2'")
         number = 1
-        for line in fh:
+        for raw in fh:
             number += 1
+            if loaded and fast.take(raw, number, where):
+                verdict.rules += 1
+                continue
+            line = raw.decode("ascii")
             tokens = line.split()
             if not tokens or tokens[0].startswith("*"):
                 continue
@@ -483,7 +484,7 @@ def check_files(opb_path, pbp_path) -> Verdict:
                 elif not loaded:
                     raise _Syntax(f"rule {rule!r} before the model is loaded ('f')")
                 elif rule in ("p", "pol"):
-                    db.add(_rpn(args, db))
+                    db.add_arrays(*_rpn(args, db))
                 elif rule in ("u", "rup"):
                     c = _constraint(args, model.nvars)
                     if not db.implied_by_rup(c):
@@ -503,7 +504,7 @@ def check_files(opb_path, pbp_path) -> Verdict:
                     if len(args) not in (1, 2) or (len(args) == 2 and args[1] != "0"):
                         raise _Syntax("expected 'c ID'")
                     cid = _integer(args[0])
-                    if not db.get(cid).is_contradiction():
+                    if not db.is_contradiction(cid):
                         raise _Syntax(f"constraint {cid} is not a contradiction")
                     claimed = cid
                 else:
@@ -529,17 +530,15 @@ def _solution(args: list, model: Model, db: Database, verdict: Verdict, number: 
     free = [v for v in range(1, model.nvars + 1) if v not in seen]
     if free:                    # as VeriPB: every variable named, none left to propagation
         raise _Syntax(f"the solution leaves x{free[0]} unset (and {len(free) - 1} more)")
-    conflict, trail = db.propagate(list(seen.values()))
-    try:
-        if conflict:
-            raise _Syntax("the solution violates a constraint (unit propagation conflicts)")
-        for cid, c in db.by_id.items():
-            if not c.satisfied_by(db.lit_value):
-                raise _Syntax(f"the solution violates constraint {cid}")
-        value = sum(coef for coef, lit in model.objective if db.lit_value(lit) > 0)
-        true_vars = sum(1 for v in range(1, model.nvars + 1) if db.value[v] > 0)
-    finally:
-        db.undo(trail)
+    # a full assignment: propagation would only find a violated constraint
+    value_of = np.zeros(model.nvars + 1, np.int64)
+    for v, lit in seen.items():
+        value_of[v] = 1 if lit > 0 else -1
+    violated = db.first_violated(value_of)
+    if violated:
+        raise _Syntax(f"the solution violates constraint {violated}")
+    value = sum(coef for coef, lit in model.objective if (value_of[abs(lit)] > 0) == (lit > 0))
+    true_vars = int((value_of > 0).sum())
     # objective <= value - 1, as  sum -c l >= 1 - value
     db.add(Constraint.build([(-coef, lit) for coef, lit in model.objective], 1 - value))
     verdict.solution_line, verdict.objective_value = number, value

@@ -87,6 +87,8 @@ def _register_resume(sub) -> None:
     where.add_argument("--cluster-config", metavar="FILE", default=None,
                        help="continue on a cluster described in FILE (YAML; the ready ones "
                             "ship in stealsearch.cluster_configs)")
+    from stealsearch.engine.app.commandline import add_rampup_arguments
+    add_rampup_arguments(p)
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="stop after S more seconds")
     p.add_argument("--node-limit", type=int, default=None, metavar="N",
@@ -190,7 +192,8 @@ def _run_resume(args) -> int:
         setattr(inner, dest, sub.get_default(dest))
     for dest in _PLACE_DESTS:
         value = getattr(args, dest, None)
-        if value is not None and value is not False:
+        # a flag not given is False or None; --no-ramp-up is the one False that is given
+        if value is not None and (value is not False or dest == "ramp_up"):
             setattr(inner, dest, value)
     if args.checkpoint_required:
         inner.checkpoint_required = True

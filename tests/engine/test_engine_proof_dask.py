@@ -8,6 +8,7 @@ handed over at a node count; the command line.  Every proof is checked by our ch
 against the model this file writes from the graph's edges (VeriPB too, where a
 ``veripb`` is on PATH), and has one record per node."""
 import functools
+import json
 import os
 import random
 import shutil
@@ -245,6 +246,95 @@ def test_cli_proves_on_two_workers(tmp_path, capsys):
         pytest.fail(str(exc))
 
 
+class ProofKernelHooked(CliqueProblem):
+    """A clique problem whose proof kernel is wrapped by ``hook`` in every process but
+    the test's (``test_pid``)."""
+
+    @property
+    def proof_kernel(self):
+        inner = super().proof_kernel
+        if inner is None or os.getpid() == self.test_pid:
+            return inner
+        return functools.partial(type(self).hook, inner, self)
+
+
+class HeldCliqueProblem(ProofKernelHooked):
+    """A clique search whose every process but the test's holds (expands nothing) once
+    it has expanded ``after`` nodes, until the gate opens."""
+
+    def hold_after(self, folder, after: int):
+        self.gate, self.after = forced.Gate(folder), int(after)
+        self.test_pid, self.token = os.getpid(), os.urandom(8).hex()
+        return self
+
+    @staticmethod
+    def hook(*args):
+        return _hold_after_nodes(*args)
+
+
+def _hold_after_nodes(inner, problem, stack, top, budget, mode, incumbent, counters,
+                      solution, *data):
+    done = _held_nodes.get(problem.token, 0)
+    if done >= problem.after and not problem.gate.is_open():
+        forced.time.sleep(forced.GATE_POLL)
+        return top, forced.BUDGET, 0
+    before = int(counters[forced.NODES])
+    out = inner(stack, top, min(budget, problem.after - done) if done < problem.after
+                else budget, mode, incumbent, counters, solution, *data)
+    _held_nodes[problem.token] = done + int(counters[forced.NODES]) - before
+    return out
+
+
+def test_time_limit_stop_on_dask_then_resume_finishes_the_proof(cluster, tmp_path):
+    """A proof's search on 2 workers stopped by its time limit, with a checkpoint (its
+    last epoch ended by the limit is a cut, committed with the workers' parts), then
+    resumed on the workers with a proof: the proof of the whole search.  The stop is
+    forced: every worker holds once it has expanded a few nodes, until the test opens
+    the gate after the first run, so the search cannot end before its time limit
+    however fast the machine."""
+    graph = KILL_GRAPH
+    plain = solve(CliqueProblem(graph), backend="sequential")
+    problem = HeldCliqueProblem(graph, bound="colour").hold_after(tmp_path, 5)
+    ck = str(tmp_path / "ck")
+    first = solve(problem, client=cluster, workers=WORKERS, checkpoint=ck, time_limit=1.0,
+                  proof=str(tmp_path / "first"))
+    problem.gate.open()
+    assert first.status == "interrupted" and first.stop_reason == "time_limit"
+    assert not Path(tmp_path / "first.pbp").exists()
+    assert first.info["proof"]["records"] == first.nodes
+    assert sum(k for _, k, _ in read_manifest(ck)["proof_parts"]) == first.nodes
+    prefix = str(tmp_path / "resumed")
+    r = resume(ck, client=cluster, workers=WORKERS, proof=prefix)
+    assert r.nodes > first.nodes and r.objective == plain.objective
+    assert_proved(r, prefix, graph, tmp_path)
+
+
+def test_cli_resume_on_the_workers_finishes_a_proof(cluster, tmp_path, capsys):
+    """The command line: a proof's search stopped with a checkpoint on the module's
+    workers, then ``resume DIR --workers 2 --no-ramp-up --prove`` (on a LocalCluster
+    of its own, from the first node: not a ramp-up): the proof of the whole search."""
+    graph = gnp(40, 0.9, seed=3)
+    plain = solve(CliqueProblem(graph), backend="sequential")
+    path = tmp_path / "g.col"
+    edges = list(graph.edges())
+    path.write_text(f"p edge {graph.n} {len(edges)}\n"
+                    + "".join(f"e {u + 1} {v + 1}\n" for u, v in edges))
+    ck, prefix = str(tmp_path / "ck"), str(tmp_path / "cli")
+    assert main(["clique", str(path), "--scheduler", cluster.scheduler.address,
+                 "--no-ramp-up", "--prove", str(tmp_path / "first"),
+                 "--checkpoint", ck, "--node-limit", str(max(1, plain.nodes // 3)),
+                 "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["status"] == "interrupted" and first["stop_reason"] == "node_limit"
+    assert main(["resume", ck, "--workers", "2", "--no-ramp-up", "--prove", prefix,
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["backend"].startswith("dask") and out["status"] == "optimal", out["backend"]
+    assert out["info"]["proof"]["records"] == out["nodes"]
+    assert main(["check-proof", prefix, "--model",
+                 str(rebuilt_model(tmp_path / "m.opb", graph))]) == 0
+
+
 #: per hooked problem (its token), nodes this process expanded
 _held_nodes: dict = {}
 
@@ -267,7 +357,7 @@ def _hold_after_a_node(inner, problem, stack, top, budget, mode, incumbent, coun
     return out
 
 
-class HeldVictimClique(CliqueProblem):
+class HeldVictimClique(ProofKernelHooked):
     """A clique search whose victim process holds after its first node (see above)."""
 
     def hold(self, folder, victim_pid: int):
@@ -277,12 +367,9 @@ class HeldVictimClique(CliqueProblem):
         self.token = os.urandom(8).hex()
         return self
 
-    @property
-    def proof_kernel(self):
-        inner = super().proof_kernel
-        if inner is None or os.getpid() == self.test_pid:
-            return inner
-        return functools.partial(_hold_after_a_node, inner, self)
+    @staticmethod
+    def hook(*args):
+        return _hold_after_a_node(*args)
 
 
 def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
