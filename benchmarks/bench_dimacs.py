@@ -172,7 +172,9 @@ def run(args) -> None:
     part, parts = (int(x) for x in args.part.split("/"))
     files = files[part - 1::parts]
     from stealsearch.problems.clique.problem import FAST_BOUNDS
-    peers_mod.warm_kernels(["auto", *FAST_BOUNDS])     # load every kernel before a timed run
+    # load every kernel before a timed run (the incremental variants' too)
+    peers_mod.warm_kernels(["auto", *FAST_BOUNDS,
+                            *(b for b in args.bounds or [] if "inc" in b.split("+"))])
     for family, f in files:
         graph = read_dimacs(f)
         name = stem(f)
