@@ -224,6 +224,8 @@ def run_ours(graph, bound: str, limit: float, wall_factor: float | None = None, 
     return {"status": status, "why": "wall" if r.status != "optimal" else "cpu",
             "seconds": build + r.search_seconds, "cpu": cpu,
             "nodes": r.nodes, "branched": r.counters.get("branched", 0),
+            **({"finished_pruned": r.counters["finished_pruned"]}
+               if "finished_pruned" in r.counters else {}),
             "omega": r.objective, "initial": len(problem.start_clique),
             "initial_seconds": problem.initial_seconds, "root_bound": problem.root_bound,
             "resolved": problem.bound}

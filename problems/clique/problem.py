@@ -252,6 +252,8 @@ class CliqueProblem(Problem):
         #: subtrees; key u's bound starts at u + 1 (G_u has u + 1 vertices)
         self.incremental = bool(incremental) and n > 0
         self.subtree_keys = n if self.incremental else 0
+        if self.incremental:            # the kernels count what the finished bounds prune
+            self.extra_counters = CliqueProblem.extra_counters + (("finished_pruned", "sum"),)
         self.finished = np.zeros((2, max(n, 1)), np.int64)
         self.finished[0] = np.arange(1, max(n, 1) + 1)
         self.key_rows = new_key_rows(n) if self.incremental else None
@@ -310,6 +312,7 @@ class CliqueProblem(Problem):
 
             plain = copy.copy(self)
             plain.incremental, plain.subtree_keys, plain.key_rows = False, 0, None
+            plain.extra_counters = CliqueProblem.extra_counters
             return plain.proof_problem()
         if self.bound == "colour":
             return self

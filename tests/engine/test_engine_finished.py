@@ -8,6 +8,7 @@ prunes with; and the accounting saw no row of a key after it finished (``stale``
 nor a count that disagrees with the rows dealt at an epoch's start
 (``recount_changes``).
 """
+import dataclasses
 import pickle
 
 import networkx as nx
@@ -102,6 +103,8 @@ def test_one_stack_exact_and_never_more_nodes(G, bound, heuristic):
     # one stack searches in one order: a subtree the finished bounds prune holds no
     # clique above the incumbent of that moment, so every other node is as without
     assert r.nodes <= r_off.nodes
+    if r.counters["finished_pruned"] == 0:
+        assert r.nodes == r_off.nodes
     plain = solve(CliqueProblem(G, bound=bound, heuristic=heuristic), backend="sequential")
     assert plain.objective == r.objective
 
@@ -117,6 +120,7 @@ def test_the_bound_prunes_where_the_incumbent_grows(bound):
     check_accounting(G, p, r)
     r_off = lanes(off_twin(G, bound, "none"), 1)
     assert r.nodes < r_off.nodes
+    assert r.counters["finished_pruned"] > 0
 
 
 @pytest.mark.parametrize("G,bound,heuristic", random_cases(10, 2))
@@ -128,10 +132,16 @@ def test_lanes_forced_hand_overs_random_policies(G, bound, heuristic):
     policy = StealPolicy(k=int(rng.integers(1, 4)), release_threshold=1,
                          acquire=int(rng.integers(1, 5)), budget=int(rng.integers(1, 20)),
                          chunk_seconds=None, seed=int(rng.integers(0, 1000)))
+    threads = int(rng.integers(2, 4))
     p = CliqueProblem(G, bound=bound, heuristic=heuristic, incremental=True)
-    r = lanes(p, int(rng.integers(2, 4)), policy, epoch_nodes=int(rng.integers(5, 40)))
-    keys = check_accounting(G, p, r)
-    if len(keys) > 2:        # the root's children were dealt through the portion
+    r = lanes(p, threads, policy, epoch_nodes=int(rng.integers(5, 40)))
+    check_accounting(G, p, r)
+    # in one epoch, one node a chunk: the root's children cannot stay on the lane that
+    # expanded the root (threshold 1), so rows are released, and acquired to be searched
+    one = CliqueProblem(G, bound=bound, heuristic=heuristic, incremental=True)
+    r = lanes(one, threads, dataclasses.replace(policy, budget=1, max_budget=1))
+    keys = check_accounting(G, one, r)
+    if len(keys) > 2:
         assert r.workers[0].rows_released > 0
         assert r.workers[0].rows_acquired > 0
 

@@ -9,7 +9,7 @@ from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .colour_classes import _append_class, _colour_class
 from .finished import _close, _finished_bound, _made, _pop_key, _push_prefix
-from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, FINISHED_PRUNED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 
 @njit(nogil=True, cache=True)
@@ -71,6 +71,7 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             fb = _finished_bound(stack, r, lev, best, finished, W)
             if fb <= best:
                 _close(key_rows, key, fb)
+                counters[FINISHED_PRUNED] += 1
                 continue
         done += 1
         counters[NODES] += 1

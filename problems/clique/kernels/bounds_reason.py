@@ -15,7 +15,7 @@ from .finished import _close, _finished_bound, _made, _pop_key, _push_prefix
 from .partite import _filter_partite, _is_independent
 from .reasoning import (MAX_VIRTUAL, _failed_literal, _failed_literal_virtual, _infra,
                         _renumber)
-from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, FINISHED_PRUNED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
@@ -140,6 +140,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             fb = _finished_bound(stack, r, lev, best, finished, W)
             if fb <= best:
                 _close(key_rows, key, fb)
+                counters[FINISHED_PRUNED] += 1
                 continue
         done += 1
         counters[NODES] += 1
