@@ -172,7 +172,9 @@ def run(args) -> None:
     part, parts = (int(x) for x in args.part.split("/"))
     files = files[part - 1::parts]
     from stealsearch.problems.clique.problem import FAST_BOUNDS
-    peers_mod.warm_kernels(["auto", *FAST_BOUNDS])     # load every kernel before a timed run
+    # load every kernel before a timed run (the incremental variants' too)
+    peers_mod.warm_kernels(["auto", *FAST_BOUNDS,
+                            *(b for b in args.bounds or [] if "inc" in b.split("+"))])
     for family, f in files:
         graph = read_dimacs(f)
         name = stem(f)
@@ -220,12 +222,22 @@ def run(args) -> None:
 
 def run_bounds(rec: dict, graph, args) -> None:
     """Our runs with each bound of ``--bounds`` beside ``auto``'s, in ``rec["bounds"]``;
-    a bound ``auto`` resolved to is not run twice (its record is ``rec["ours"]``)."""
-    for b in args.bounds or []:
-        if b == rec["ours"].get("resolved"):
+    a bound ``auto`` resolved to is not run twice (its record is ``rec["ours"]``).  A
+    bound may carry options: ``B+inc`` (MoMC's incremental bound over the engine's
+    finished subtrees, ``incremental=True``), ``B+none`` (no initial clique), or both."""
+    for spec in args.bounds or []:
+        b, *options = spec.split("+")
+        if not options and b == rec["ours"].get("resolved"):
             continue
-        rec.setdefault("bounds", {})[b] = run_ours(graph, b, args.limit,
-                                                   wall_factor=args.wall_factor)
+        unknown = set(options) - {"inc", "none"}
+        if unknown:
+            raise SystemExit(f"--bounds {spec}: unknown option(s) {sorted(unknown)}; "
+                             "expected inc, none")
+        kw = {"incremental": "inc" in options}
+        if "none" in options:
+            kw["heuristic"] = "none"
+        rec.setdefault("bounds", {})[spec] = run_ours(graph, b, args.limit,
+                                                      wall_factor=args.wall_factor, **kw)
 
 
 def _commit() -> str:

@@ -200,8 +200,10 @@ def warm_kernels(bounds) -> None:
     such graph of a run, p_hat300-2, paid 0.2-0.3 s of compiling in its CPU)."""
     from stealsearch.problems.clique.kernels.colour_classes import class_of_vertices, greedy_colour_classes
     solve(CliqueProblem(gnp(40, 0.5, 1)), backend="sequential")
-    for b in bounds:
-        solve(CliqueProblem(gnp(60, 0.5, 1), bound=b), backend="sequential")
+    for spec in bounds:                 # a bound, or B+inc (bench_dimacs's variants)
+        b, *options = spec.split("+")
+        solve(CliqueProblem(gnp(60, 0.5, 1), bound=b, incremental="inc" in options),
+              backend="sequential")
     graph = gnp(60, 0.5, 1)
     adj = graph.rows.view("int64")
     class_of_vertices(greedy_colour_classes(adj, graph.n), graph.n)
@@ -222,6 +224,8 @@ def run_ours(graph, bound: str, limit: float, wall_factor: float | None = None, 
     return {"status": status, "why": "wall" if r.status != "optimal" else "cpu",
             "seconds": build + r.search_seconds, "cpu": cpu,
             "nodes": r.nodes, "branched": r.counters.get("branched", 0),
+            **({"finished_pruned": r.counters["finished_pruned"]}
+               if "finished_pruned" in r.counters else {}),
             "omega": r.objective, "initial": len(problem.start_clique),
             "initial_seconds": problem.initial_seconds, "root_bound": problem.root_bound,
             "resolved": problem.bound}

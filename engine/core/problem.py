@@ -70,6 +70,34 @@ Returned ``status``:
 Counters, not return values, carry node counts, so a chunk that returns early
 still reports exactly the work it did.  The engine's exactness tests (UTS) rely on
 the kernel counting each expanded node exactly once.
+
+Finished subtrees (optional)
+----------------------------
+A problem with ``subtree_keys = K > 0`` keys its subtrees: every row has a key in
+``[0, K)`` (:meth:`Problem.subtree_key`; -1 for a row above every keyed subtree, such
+as the root), a child has its parent's key, or a new key when its parent has none.
+Its kernel data then ends with two arrays:
+
+``finished``   ``int64[2, K]``, the one array :meth:`Problem.finished_array` returns
+               (shared by every stack of the process).  ``finished[0, k]``: an upper
+               bound on every objective in key k's subtree, the problem's own at the
+               start, lowered by the engine (never raised) to the bound the search
+               proved once no row of key k is left anywhere; the kernel may read it at
+               every node (a stale, larger value is still a bound).  ``finished[1, k]``:
+               1 once the key finished in the engine's accounting.  The kernel never
+               writes it.
+``key_rows``   ``int64[4, K]``, each stack's own (the engine replaces the problem's);
+               the kernel *adds* to it, per key: row 0 the rows it pushed minus the rows
+               it popped, row 1 the rows it pushed, row 2 the largest bound it closed a
+               row with (``max``: the bound that pruned a popped row, or the incumbent
+               after an expanded row's expansion), row 3 the rows it popped whose key
+               has ``finished[1] == 1`` (an error the engine counts).
+
+The engine folds ``key_rows`` after every kernel call and says which keys finished
+(:mod:`stealsearch.engine.core.finished`, which holds the exactness argument) where it
+holds every row of the search in one process: one stack, or lanes; elsewhere
+``finished`` keeps the problem's own bounds.  A search that logs a proof runs the
+problem's proof form, which should key nothing.
 """
 from __future__ import annotations
 
@@ -168,6 +196,8 @@ class Problem:
     """
 
     name: str = "problem"
+    #: > 0: the number of subtree keys (see "Finished subtrees" in the module docstring)
+    subtree_keys: int = 0
     kernel: Any = None
     row_width: int = 1
     max_children: int = 1
@@ -220,6 +250,16 @@ class Problem:
         meaning "no bound known"."""
         return np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
 
+    def subtree_key(self, rows: np.ndarray) -> np.ndarray:
+        """The key of each row (``int64``, -1 above every keyed subtree); only asked of a
+        problem with ``subtree_keys > 0``."""
+        raise NotImplementedError
+
+    def finished_array(self) -> np.ndarray:
+        """The ``int64[2, subtree_keys]`` array its kernel data passes as ``finished``
+        (the same object every time); only asked of a problem with ``subtree_keys > 0``."""
+        raise NotImplementedError
+
     def decode(self, solution: np.ndarray, value: int) -> Any:
         """Turn the kernel's solution buffer into the user's solution."""
         return solution.tolist()
@@ -236,6 +276,13 @@ class Problem:
     # -- helpers shared by subclasses --------------------------------------------------
     def n_counters(self) -> int:
         return N_ENGINE_COUNTERS + len(self.extra_counters)
+
+    def __getstate__(self):
+        # a process's accounting of finished subtrees (stealsearch.engine.core.finished)
+        # stays in its process: a copy elsewhere starts its own
+        state = dict(self.__dict__)
+        state.pop("_finished_bounds", None)
+        return state
 
 
 class SolutionError(AssertionError):

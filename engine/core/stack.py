@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .finished import new_key_rows
 from .problem import GROW, NODES, Problem
 
 
@@ -81,6 +82,13 @@ class LocalStack:
         #: a proof's scaffold buffer (:func:`stealsearch.engine.core.proof.attach_scaffold`),
         #: drained after every kernel call; None when the search logs no proof
         self.scaffold = None
+        #: the process's accounting of finished subtrees (:func:`.finished.arm`), folded
+        #: after every kernel call; None: this stack's calls are counted nowhere
+        self.finished = None
+        if getattr(problem, "subtree_keys", 0):
+            # the kernel's last data array is this stack's own key rows: no two threads
+            # ever write one (the problem's contract, stealsearch.engine.core.problem)
+            self.data = self.data[:-1] + (new_key_rows(problem.subtree_keys),)
 
     def __len__(self) -> int:
         return self.top - self.base
@@ -144,6 +152,9 @@ class LocalStack:
                                              incumbent, self.counters, self.solution, *self.data)
             if self.scaffold is not None:
                 self.scaffold.drain()
+            if self.finished is not None:
+                # before any row leaves this stack (stealsearch.engine.core.finished)
+                self.finished.fold(self.data[-1])
             self.top = self.base + int(top)
             if self.top == self.base:
                 self.base = self.top = 0

@@ -28,6 +28,7 @@ import threading
 import time
 
 from .epochs import GONE, NOT_READY, EpochOutcome, EpochSpec, handler_name
+from .finished import arm
 from .outcome import improve
 from .problem import IMPROVED, Mode, reduce_counters
 from .proof import attach_scaffold, close_part, open_part
@@ -197,6 +198,12 @@ class WorkerSearch:
         for i, lane in enumerate(self.lanes):   # the dealt rows, round-robin over the lanes
             if i < len(rows):
                 lane.stack.push(rows[i::n_lanes])
+        if len(self.peers) == 1 and spec.proof is None:
+            # every row of the epoch is on these lanes: the problem's finished subtrees
+            # are known here (stealsearch.engine.core.finished); with peers, rows travel
+            # between processes and nothing is armed
+            arm(problem, [lane.stack for lane in self.lanes], rows, int(spec.incumbent),
+                spec.search_id)
         self.shared = SharedPortion(self.stack.codec, lanes=n_lanes,
                                     steal_order=getattr(problem, "steal_order", "oldest"))
         self.victims = VictimOrder(self.policy, rank, len(self.peers))

@@ -71,6 +71,7 @@ import time
 
 import numpy as np
 
+from stealsearch.engine.core.finished import new_key_rows
 from stealsearch.engine.core.problem import Mode, Problem
 
 from .kernels.bounds_colour import colour_kernel
@@ -138,7 +139,8 @@ class CliqueProblem(Problem):
     extra_counters = (("max_depth", "max"), ("branched", "sum"))
 
     def __init__(self, graph: Graph, mode: str = "max", k: int | None = None,
-                 bound: str = "auto", order: str = "degeneracy", heuristic: str | None = None):
+                 bound: str = "auto", order: str = "degeneracy", heuristic: str | None = None,
+                 incremental: bool = False):
         if not isinstance(graph, Graph):
             if hasattr(graph, "nodes") and hasattr(graph, "edges"):
                 graph = Graph.from_networkx(graph)      # networkx in, labels out
@@ -171,6 +173,9 @@ class CliqueProblem(Problem):
             if int(k) > MAX_K:
                 # the kernel's incumbent is an int64; any k above n simply has no clique
                 raise CliqueInputError(f"k must be at most {MAX_K} (2^62), got {k}")
+        if incremental and (mode not in ("max", "decide") or bound not in FAST_BOUNDS + ("auto",)):
+            raise CliqueInputError("the incremental bound needs mode max or decide and a bound "
+                                   f"of the MCS family ({', '.join(FAST_BOUNDS)} or auto)")
         self.graph = graph
         self.clique_mode = mode
         self.bound = bound
@@ -242,6 +247,16 @@ class CliqueProblem(Problem):
             # checked by the independent verifier before it may prune anything
             check_clique(graph, self._labels(self.start_clique), size=len(self.start_clique),
                          maximal=True)
+        #: MoMC's incremental bound (:mod:`.kernels.finished`): the root branched in the
+        #: prefix decomposition, each vertex's subtree a key of the engine's finished
+        #: subtrees; key u's bound starts at u + 1 (G_u has u + 1 vertices)
+        self.incremental = bool(incremental) and n > 0
+        self.subtree_keys = n if self.incremental else 0
+        if self.incremental:            # the kernels count what the finished bounds prune
+            self.extra_counters = CliqueProblem.extra_counters + (("finished_pruned", "sum"),)
+        self.finished = np.zeros((2, max(n, 1)), np.int64)
+        self.finished[0] = np.arange(1, max(n, 1) + 1)
+        self.key_rows = new_key_rows(n) if self.incremental else None
         if auto and mode in ("max", "decide") and n:
             clique = (len(self.start_clique) if len(self.start_clique)
                       else len(greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
@@ -259,6 +274,8 @@ class CliqueProblem(Problem):
             return count_all_kernel
         if self.clique_mode == "count-maximal":
             return count_maximal_kernel
+        if self.incremental:
+            return reason_kernel            # level 0 is the colour kernel
         if self.bound == "colour":
             return colour_kernel
         if self.bound in REASON_LEVEL:
@@ -288,6 +305,15 @@ class CliqueProblem(Problem):
         if self.clique_mode not in ("max", "decide"):
             raise ProofUnavailable(f"a proof certifies --mode max or decide, not "
                                    f"{self.clique_mode}")
+        if self.incremental:
+            # the finished subtrees' bounds are not logged: a proved search does not
+            # use them (the MCS root and the logged bound, as without the option)
+            import copy
+
+            plain = copy.copy(self)
+            plain.incremental, plain.subtree_keys, plain.key_rows = False, 0, None
+            plain.extra_counters = CliqueProblem.extra_counters
+            return plain.proof_problem()
         if self.bound == "colour":
             return self
         if not getattr(self, "bound_chosen", False):
@@ -311,11 +337,36 @@ class CliqueProblem(Problem):
         return info if note is None else dict(info, note=note)
 
     def kernel_data(self) -> tuple:
+        if self.incremental:
+            return (self.adj, np.int64(REASON_LEVEL.get(self.bound, 0)), self.finished,
+                    self.key_rows)
         if self.kernel is seed_kernel:
             return (self.adj, np.int64(SEED_BOUNDS[self.bound]), self.classes)
         if self.kernel is reason_kernel:
             return (self.adj, np.int64(REASON_LEVEL[self.bound]))
         return (self.adj,)
+
+    def subtree_key(self, rows: np.ndarray) -> np.ndarray:
+        """The highest vertex of each row's clique (-1 for the root): the root's child
+        whose subtree holds the row, in the prefix decomposition (:mod:`.kernels.finished`)."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1, self.row_width)
+        keys = np.full(len(rows), -1, dtype=np.int64)
+        X = rows[:, X0:X0 + self.words].view(np.uint64)
+        for w in range(self.words):                 # the highest non-zero word wins
+            word = X[:, w]
+            nz = word != 0
+            high = np.zeros(int(nz.sum()), np.int64)
+            rest = word[nz]
+            for shift in (32, 16, 8, 4, 2, 1):      # the highest set bit, exactly
+                big = rest >= (np.uint64(1) << np.uint64(shift))
+                high[big] += shift
+                rest = np.where(big, rest >> np.uint64(shift), rest)
+            keys[nz] = 64 * w + high
+        keys[rows[:, LEVEL] == 0] = -1
+        return keys
+
+    def finished_array(self) -> np.ndarray:
+        return self.finished
 
     def root_frontier(self) -> np.ndarray:
         """One row: the empty clique, C_0 = V (seed Algorithm 2.1.1, ℓ = 0)."""
@@ -367,6 +418,7 @@ class CliqueProblem(Problem):
         return {"problem": "clique", "graph": g.name, "n": g.n, "m": g.m,
                 "density": round(g.density(), 6), "clique_mode": self.clique_mode,
                 "bound": self.bound if self.mode is not Mode.ENUMERATE else None, "k": self.k,
+                **({"incremental": True} if self.incremental else {}),
                 "order": self.order_name if self.bound in FAST_BOUNDS else "natural",
                 "initial_clique": len(self.start_clique), "initial_heuristic": self.heuristic,
                 "initial_seconds": round(self.initial_seconds, 6),

@@ -8,12 +8,13 @@ from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .colour_classes import _append_class, _colour_class
-from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .finished import _close, _finished_bound, _made, _pop_key, _push_prefix
+from .rows import BOUND, BRANCHED, FINISHED_PRUNED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 
 @njit(nogil=True, cache=True)
 def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, records=None,
-                  fill=None):
+                  fill=None, finished=None, key_rows=None):
     """Branch and bound with a greedy colouring bound at every node (bound ``colour``).
 
     A kernel of the engine's contract (:mod:`stealsearch.engine.core.problem`) over the
@@ -30,6 +31,10 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     copied, as its row, to ``records[fill[0]]``, and it returns ``BUDGET`` before a node
     when the buffer is full; the same nodes in the same order.  Without them numba
     compiles it with no logging at all (the branches on an omitted argument are dropped).
+
+    With ``finished`` and ``key_rows`` (the engine's finished subtrees,
+    :mod:`stealsearch.engine.core.problem`) the root branches in the prefix decomposition
+    and every node is also bounded by MoMC's incremental bound (:mod:`.finished`).
     """
     n = adj.shape[0]
     W = adj.shape[1]
@@ -55,8 +60,19 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
         top -= 1
         r = top
         lev = stack[r, LEVEL]
+        key = -1
+        if finished is not None:
+            key = _pop_key(stack, r, lev, finished, key_rows, W)
         if stack[r, BOUND] <= best:
+            if key >= 0:
+                _close(key_rows, key, stack[r, BOUND])
             continue
+        if key >= 0:
+            fb = _finished_bound(stack, r, lev, best, finished, W)
+            if fb <= best:
+                _close(key_rows, key, fb)
+                counters[FINISHED_PRUNED] += 1
+                continue
         done += 1
         counters[NODES] += 1
         if records is not None:
@@ -75,16 +91,27 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             remaining += popcount(U[w])
         kmin = best - lev + 1
         cnt = 0
-        if remaining >= kmin:
+        # what this node's cliques not below a child reach: ℓ + the colours of the
+        # candidates that are not children (the engine's finished subtrees)
+        closing = lev + remaining
+        if finished is not None and lev == 0:
+            cnt = _push_prefix(stack, r, U, adj, finished, key_rows, W)
+            if cnt > 0:
+                counters[BRANCHED] += 1
+        elif remaining >= kmin:
             k = 0
             while remaining > 0:
                 k += 1
                 remaining -= _colour_class(U, Q, C, adj, W, None, 0)
                 if k >= kmin:
                     cnt = _append_class(C, k, order, col, cnt, W)
+            closing = lev + min(k, kmin - 1)
             _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
             if cnt > 0:
                 counters[BRANCHED] += 1
+        if key >= 0:
+            _made(key_rows, key, cnt)
+            _close(key_rows, key, closing)
         top = r + cnt
         if improved:
             return top, IMPROVED, best

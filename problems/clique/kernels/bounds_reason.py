@@ -11,10 +11,11 @@ from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .bounds_colour import colour_kernel
 from .colour_classes import _append_class, _colour_class, _label_class
+from .finished import _close, _finished_bound, _made, _pop_key, _push_prefix
 from .partite import _filter_partite, _is_independent
 from .reasoning import (MAX_VIRTUAL, _failed_literal, _failed_literal_virtual, _infra,
                         _renumber)
-from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, FINISHED_PRUNED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
@@ -25,7 +26,8 @@ FILTSAT = 5
 
 
 @njit(nogil=True, cache=True)
-def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, level):
+def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, level,
+                  finished=None, key_rows=None):
     """The colour kernel with reasoning over the colour classes before branching.
 
     At a node with clique X (|X| = ℓ) and candidates P, children need colour
@@ -78,10 +80,12 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
     any other active class; the vertices are tried in vertex order.  The bounds
     ``recolour``, ``infra``, ``maxsat`` and ``incmaxsat`` are levels 1 to 4; ``level = 0``
     is :func:`.bounds_colour.colour_kernel` (one code path: this kernel hands level 0 to
-    it).
+    it).  ``finished`` and ``key_rows``: MoMC's incremental bound over the engine's
+    finished subtrees, as in :func:`.bounds_colour.colour_kernel`.
     """
     if level == 0:
-        return colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj)
+        return colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj,
+                             None, None, finished, key_rows)
     n = adj.shape[0]
     W = adj.shape[1]
     P0 = X0 + W
@@ -125,8 +129,19 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
         top -= 1
         r = top
         lev = stack[r, LEVEL]
+        key = -1
+        if finished is not None:
+            key = _pop_key(stack, r, lev, finished, key_rows, W)
         if stack[r, BOUND] <= best:
+            if key >= 0:
+                _close(key_rows, key, stack[r, BOUND])
             continue
+        if key >= 0:
+            fb = _finished_bound(stack, r, lev, best, finished, W)
+            if fb <= best:
+                _close(key_rows, key, fb)
+                counters[FINISHED_PRUNED] += 1
+                continue
         done += 1
         counters[NODES] += 1
         if lev > counters[MAX_DEPTH]:
@@ -143,7 +158,14 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             remaining += popcount(U[w])
         kmin = best - lev + 1
         cnt = 0
-        if remaining >= kmin:
+        # what this node's cliques not below a child reach (the engine's finished
+        # subtrees): ℓ + |P| where no child can be, else the reasoning's kmin - 1
+        closing = lev + remaining if remaining < kmin else best
+        if finished is not None and lev == 0:
+            cnt = _push_prefix(stack, r, U, adj, finished, key_rows, W)
+            if cnt > 0:
+                counters[BRANCHED] += 1
+        elif remaining >= kmin:
             # 1. classes 1 .. kmin-1, kept as bitsets
             nc = 0
             while remaining > 0 and nc < kmin - 1:
@@ -284,6 +306,9 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                 _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
             if cnt > 0:
                 counters[BRANCHED] += 1
+        if key >= 0:
+            _made(key_rows, key, cnt)
+            _close(key_rows, key, closing)
         top = r + cnt
         if improved:
             return top, IMPROVED, best

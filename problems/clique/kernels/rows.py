@@ -34,6 +34,9 @@ MAX_DEPTH = N_ENGINE_COUNTERS
 #: child its bound prunes is no call; here that child is popped and counted in NODES,
 #: and BRANCHED is the count that compares with CliSAT's
 BRANCHED = N_ENGINE_COUNTERS + 1
+#: problem counter slot, with the incremental bound only: popped rows the finished
+#: subtrees' bound pruned (:mod:`.finished`; reduced by "sum")
+FINISHED_PRUNED = N_ENGINE_COUNTERS + 2
 
 
 @njit(nogil=True, cache=True)
