@@ -28,6 +28,7 @@ import time
 
 from ..core import stop_request
 from ..core.epochs import Cut, EpochOutcome, EpochSpec
+from ..core.finished import arm
 from ..core.loop import EpochRun, Transport, run_epochs
 from ..core.outcome import improve
 from ..core.policy import StealPolicy
@@ -85,6 +86,8 @@ class OneStack(Transport):
         if not self._dealt:                # the rows stay on this stack from now on
             stack.push(cut.rows(stack.codec))
             dealt, self._dealt = len(stack), True
+            if spec.proof is None:         # every row of the search is on this stack
+                arm(problem, [stack], stack.live(), int(spec.incumbent), spec.search_id)
         stack.counters[:] = 0              # this epoch's nodes (the cut holds the rest)
         part = None
         if spec.proof is not None:         # this epoch's records: a part of its own
