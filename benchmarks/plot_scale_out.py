@@ -3,9 +3,11 @@ and the multi-lane model's predictions, in one figure (benchmarks/RESULTS.md).
 
 Measured points come from :mod:`stealsearch.benchmarks.emulate_cluster` logs (every
 line that is its ``--json`` object counts; other lines are skipped): the runs of one
-tree shape, size and round trip are one point, their median, with the lowest and the
+tree shape, size, round trip and policy are one point, their median, with the lowest and the
 highest as a bar.  Model lines come from ``simulate_cluster run ... --json FILE`` (one
-JSON line per size): one line per profile and round trip.
+JSON line per size): one line per profile, round trip and policy.  Where the runs
+or the lines ran more than one policy, each is labelled with the fields that differ
+(``probes=8``; filled markers and dotted lines for all but the first).
 
     python -m stealsearch.benchmarks.plot_scale_out --measured run-*.log \\
         --model model.jsonl --out benchmarks/results/scale_out_measured.png
@@ -38,7 +40,8 @@ def _shape(tree: str) -> str:
 
 def measured_points(paths) -> list[dict]:
     """The emulated runs in ``paths``, one point per (tree shape, machines, lanes, round
-    trip): ``efficiency`` (the median), ``low``, ``high``, ``runs``, ``loads``."""
+    trip, policy): ``efficiency`` (the median), ``low``, ``high``, ``runs``, ``loads``,
+    ``tag`` (the policy fields that differ between the points)."""
     groups: dict[tuple, list[dict]] = {}
     for path in paths:
         try:
@@ -58,22 +61,35 @@ def measured_points(paths) -> list[dict]:
                 continue
             if run.get("fault"):                   # a fault's run is not a scaling point
                 continue
-            key = (_shape(run.get("tree", "")), run["machines"], run["lanes"], float(run["rtt_ms"]))
+            key = (_shape(run.get("tree", "")), run["machines"], run["lanes"], float(run["rtt_ms"]),
+                   json.dumps(run.get("policy", {}), sort_keys=True))
             groups.setdefault(key, []).append(run)
     points = []
-    for (shape, machines, lanes, rtt), runs in sorted(groups.items()):
+    for (shape, machines, lanes, rtt, policy), runs in sorted(groups.items()):
         eff = [r["efficiency"] for r in runs]
         points.append({"shape": shape, "machines": machines, "lanes": lanes,
+                       "policy": json.loads(policy),
                        "cores": machines * lanes, "rtt_ms": rtt,
                        "efficiency": statistics.median(eff), "low": min(eff), "high": max(eff),
                        "runs": len(runs), "exact": all(r.get("exact") for r in runs),
                        "loads": [r.get("load_average") for r in runs]})
+    _tag(points)
     return points
 
 
+def _tag(items) -> None:
+    """Each item's ``tag``: the policy fields whose values differ between the items
+    (``probes=8``), empty when they all ran one policy."""
+    keys = sorted({k for it in items for k in it["policy"]})
+    varying = [k for k in keys if len({json.dumps(it["policy"].get(k)) for it in items}) > 1]
+    for it in items:
+        it["tag"] = " ".join(f"{k}={it['policy'].get(k)}" for k in varying)
+
+
 def model_lines(paths) -> dict[tuple, list[dict]]:
-    """``simulate_cluster run --json`` lines by (profile name, round trip), each sorted by
-    cores (the last line of a size wins: a run done again replaces the first)."""
+    """``simulate_cluster run --json`` lines by (profile name, round trip, policy and
+    levers), each sorted by cores (the last line of a size wins: a run done again
+    replaces the first); a line's ``tag`` says how its policy differs from the others'."""
     lines: dict[tuple, dict[int, dict]] = {}
     for path in paths:
         try:
@@ -86,11 +102,15 @@ def model_lines(paths) -> dict[tuple, list[dict]]:
                 continue
             try:
                 r = json.loads(line)
-                key = (os.path.splitext(os.path.basename(r["profile"]))[0], float(r["rtt_ms"]))
+                key = (os.path.splitext(os.path.basename(r["profile"]))[0], float(r["rtt_ms"]),
+                       json.dumps({**r.get("policy", {}), **r.get("levers", {})}, sort_keys=True))
                 lines.setdefault(key, {})[int(r["cores"])] = r
             except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                 raise InputError(f"{path}:{i}: not a simulate_cluster --json line") from None
-    return {k: [v[c] for c in sorted(v)] for k, v in sorted(lines.items())}
+    heads = [{"key": k, "policy": json.loads(k[2])} for k in sorted(lines)]
+    _tag(heads)
+    return {(k[0], k[1], h["tag"]): [lines[k][c] for c in sorted(lines[k])]
+            for h in heads for k in [h["key"]]}
 
 
 def _colour(rtt: float, others: dict) -> str:
@@ -107,17 +127,20 @@ def plot(points: list[dict], lines: dict, path: str, title: str | None = None) -
 
     fig, ax = plt.subplots(figsize=(8, 5))
     others: dict = {}
-    for (profile, rtt), rs in lines.items():
-        style = "--" if profile.startswith("T3") else "-"
+    tags = sorted({tag for _, _, tag in lines} | {p["tag"] for p in points})
+    for (profile, rtt, tag), rs in lines.items():
+        style = "--" if profile.startswith("T3") else (":" if tags.index(tag) else "-")
         ax.plot([r["cores"] for r in rs], [r["efficiency"] for r in rs], style, marker="o",
-                ms=3, color=_colour(rtt, others), label=f"model, {profile}, {rtt:g} ms")
+                ms=3, color=_colour(rtt, others),
+                label=f"model, {profile}, {rtt:g} ms" + (f", {tag}" if tag else ""))
     seen = set()
     for p in points:
         c = _colour(p["rtt_ms"], others)
-        label = f"measured, {p['shape']}, {p['rtt_ms']:g} ms"
+        label = f"measured, {p['shape']}, {p['rtt_ms']:g} ms" + (f", {p['tag']}" if p["tag"] else "")
         ax.errorbar(p["cores"], p["efficiency"],
                     yerr=[[p["efficiency"] - p["low"]], [p["high"] - p["efficiency"]]],
-                    fmt=SHAPE_MARKERS.get(p["shape"], "o"), ms=7, color=c, mfc="none",
+                    fmt=SHAPE_MARKERS.get(p["shape"], "o"), ms=7, color=c,
+                    mfc=c if tags.index(p["tag"]) else "none",
                     capsize=3, label=None if label in seen else label)
         seen.add(label)
     for y in TARGETS:
@@ -141,11 +164,13 @@ def markdown(points: list[dict], lines: dict) -> str:
     out = ["| what | cores | round trip | efficiency | runs / seeds |", "|---|---|---|---|---|"]
     for p in points:
         rng = f" [{p['low']:.2f}-{p['high']:.2f}]" if p["runs"] > 1 else ""
-        out.append(f"| measured, {p['shape']}{'' if p['exact'] else ' (NOT EXACT)'} | "
+        out.append(f"| measured, {p['shape']}{', ' + p['tag'] if p['tag'] else ''}"
+                   f"{'' if p['exact'] else ' (NOT EXACT)'} | "
                    f"{p['cores']:,} | {p['rtt_ms']:g} ms | {p['efficiency']:.2f}{rng} | {p['runs']} |")
-    for (profile, rtt), rs in lines.items():
+    for (profile, rtt, tag), rs in lines.items():
         for r in rs:
-            out.append(f"| model, {profile} x {r.get('scale', 1)} | {r['cores']:,} | {rtt:g} ms | "
+            out.append(f"| model, {profile} x {r.get('scale', 1)}{', ' + tag if tag else ''} | "
+                       f"{r['cores']:,} | {rtt:g} ms | "
                        f"{r['efficiency']:.2f} | {r.get('seeds', 1)} |")
     return "\n".join(out) + "\n"
 

@@ -10,10 +10,11 @@ from stealsearch.benchmarks.simulate_cluster import main as model_main
 T1 = "benchmarks/profiles/T1.npz"
 
 
-def _run(tree, machines, eff, rtt=0.5, **extra):
+def _run(tree, machines, eff, rtt=0.5, probes=4, **extra):
     return json.dumps({"tree": tree, "machines": machines, "lanes": 16,
                        "emulated_cores": machines * 16, "rtt_ms": rtt, "efficiency": eff,
-                       "exact": True, "load_average": 1.0, **extra})
+                       "exact": True, "load_average": 1.0,
+                       "policy": {"k": 8, "probes": probes}, **extra})
 
 
 @pytest.fixture
@@ -23,19 +24,21 @@ def logs(tmp_path):
                  + "\n" + _run("T1XL-shaped d=14", 8, 0.80, rtt=5.0) + "\nrc 0\n")
     b.write_text(_run("T1XL-shaped d=14", 8, 0.86) + "\n" + _run("T1XL-shaped d=14", 8, 0.84)
                  + "\n" + _run("T3-shaped b0=100000", 8, 0.7) + "\n"
-                 + _run("T1XL-shaped d=14", 8, 0.1, fault={"kind": "kill"}) + "\n{not json\n")
+                 + _run("T1XL-shaped d=14", 8, 0.1, fault={"kind": "kill"}) + "\n{not json\n"
+                 + _run("T1XL-shaped d=14", 8, 0.9, probes=8) + "\n")
     return [str(a), str(b)]
 
 
-def test_runs_group_by_shape_size_and_round_trip(logs):
-    points = {(p["shape"], p["cores"], p["rtt_ms"]): p for p in measured_points(logs)}
-    assert set(points) == {("T1XL-shaped", 128, 0.5), ("T1XL-shaped", 128, 5.0),
-                           ("T3-shaped", 128, 0.5)}
-    p = points[("T1XL-shaped", 128, 0.5)]
+def test_runs_group_by_shape_size_round_trip_and_policy(logs):
+    points = {(p["shape"], p["cores"], p["rtt_ms"], p["tag"]): p for p in measured_points(logs)}
+    assert set(points) == {("T1XL-shaped", 128, 0.5, "probes=4"), ("T1XL-shaped", 128, 5.0, "probes=4"),
+                           ("T3-shaped", 128, 0.5, "probes=4"), ("T1XL-shaped", 128, 0.5, "probes=8")}
+    assert points[("T1XL-shaped", 128, 0.5, "probes=8")]["runs"] == 1
+    p = points[("T1XL-shaped", 128, 0.5, "probes=4")]
     # three runs (a fault's run is no scaling point): 0.81, 0.84, 0.86
     assert p["runs"] == 3 and p["efficiency"] == 0.84
     assert (p["low"], p["high"]) == (0.81, 0.86)
-    assert points[("T3-shaped", 128, 0.5)]["runs"] == 1
+    assert points[("T3-shaped", 128, 0.5, "probes=4")]["runs"] == 1
 
 
 def test_the_figure_from_runs_and_the_model(logs, tmp_path, capsys):
@@ -44,15 +47,20 @@ def test_the_figure_from_runs_and_the_model(logs, tmp_path, capsys):
                 "--json", str(model)])
     rows = [json.loads(x) for x in model.read_text().splitlines()]
     assert [r["cores"] for r in rows] == [4, 6]
+    assert list(model_lines([str(model)])) == [("T1", 0.5, "")]
+    model_main(["run", T1, "--machines", "2", "--lanes", "2", "--seeds", "1",
+                "--policy", "probes=2", "--json", str(model)])
     lines = model_lines([str(model)])
-    assert list(lines) == [("T1", 0.5)]
+    assert sorted(lines) == [("T1", 0.5, "probes=2"), ("T1", 0.5, "probes=None")]
+    assert [r["cores"] for r in lines[("T1", 0.5, "probes=None")]] == [4, 6]
     capsys.readouterr()
     png = tmp_path / "fig.png"
     assert main(["--measured", *logs, "--model", str(model), "--out", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
     table = capsys.readouterr().out
-    assert "| measured, T1XL-shaped | 128 | 0.5 ms | 0.84 [0.81-0.86] | 3 |" in table
-    assert f"| model, T1 x 1 | 6 | 0.5 ms | {rows[1]['efficiency']:.2f} | 1 |" in table
+    assert "| measured, T1XL-shaped, probes=4 | 128 | 0.5 ms | 0.84 [0.81-0.86] | 3 |" in table
+    assert "| measured, T1XL-shaped, probes=8 | 128 | 0.5 ms | 0.90 | 1 |" in table
+    assert f"| model, T1 x 1, probes=None | 6 | 0.5 ms | {rows[1]['efficiency']:.2f} | 1 |" in table
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
