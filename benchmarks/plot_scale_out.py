@@ -35,7 +35,12 @@ class InputError(ValueError):
 
 
 def _shape(tree: str) -> str:
-    return tree.split()[0] if tree else "?"
+    """A run's tree shape: the first word of its ``tree`` ("T1XL-shaped", "clique"), and a
+    clique's first incumbent, which changes the tree searched ("clique, heuristic none")."""
+    if not tree:
+        return "?"
+    head, _, heuristic = tree.partition(", heuristic ")
+    return head.split()[0] + (f", heuristic {heuristic}" if heuristic else "")
 
 
 def measured_points(paths) -> list[dict]:
@@ -139,7 +144,7 @@ def plot(points: list[dict], lines: dict, path: str, title: str | None = None) -
         label = f"measured, {p['shape']}, {p['rtt_ms']:g} ms" + (f", {p['tag']}" if p["tag"] else "")
         ax.errorbar(p["cores"], p["efficiency"],
                     yerr=[[p["efficiency"] - p["low"]], [p["high"] - p["efficiency"]]],
-                    fmt=SHAPE_MARKERS.get(p["shape"], "o"), ms=7, color=c,
+                    fmt=SHAPE_MARKERS.get(p["shape"].split(",")[0], "o"), ms=7, color=c,
                     mfc=c if tags.index(p["tag"]) else "none",
                     capsize=3, label=None if label in seen else label)
         seen.add(label)

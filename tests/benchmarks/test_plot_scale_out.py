@@ -25,14 +25,18 @@ def logs(tmp_path):
     b.write_text(_run("T1XL-shaped d=14", 8, 0.86) + "\n" + _run("T1XL-shaped d=14", 8, 0.84)
                  + "\n" + _run("T3-shaped b0=100000", 8, 0.7) + "\n"
                  + _run("T1XL-shaped d=14", 8, 0.1, fault={"kind": "kill"}) + "\n{not json\n"
-                 + _run("T1XL-shaped d=14", 8, 0.9, probes=8) + "\n")
+                 + _run("T1XL-shaped d=14", 8, 0.9, probes=8) + "\n"
+                 + _run("clique G(1000,0.5) seed 1, heuristic none", 8, 0.95) + "\n"
+                 + _run("clique G(1000,0.5) seed 1, heuristic amts", 8, 0.83) + "\n")
     return [str(a), str(b)]
 
 
 def test_runs_group_by_shape_size_round_trip_and_policy(logs):
     points = {(p["shape"], p["cores"], p["rtt_ms"], p["tag"]): p for p in measured_points(logs)}
     assert set(points) == {("T1XL-shaped", 128, 0.5, "probes=4"), ("T1XL-shaped", 128, 5.0, "probes=4"),
-                           ("T3-shaped", 128, 0.5, "probes=4"), ("T1XL-shaped", 128, 0.5, "probes=8")}
+                           ("T3-shaped", 128, 0.5, "probes=4"), ("T1XL-shaped", 128, 0.5, "probes=8"),
+                           ("clique, heuristic none", 128, 0.5, "probes=4"),
+                           ("clique, heuristic amts", 128, 0.5, "probes=4")}
     assert points[("T1XL-shaped", 128, 0.5, "probes=8")]["runs"] == 1
     p = points[("T1XL-shaped", 128, 0.5, "probes=4")]
     # three runs (a fault's run is no scaling point): 0.81, 0.84, 0.86
