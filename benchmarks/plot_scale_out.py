@@ -43,18 +43,21 @@ def _shape(tree: str) -> str:
     return head.split()[0] + (f", heuristic {heuristic}" if heuristic else "")
 
 
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+
+
 def measured_points(paths) -> list[dict]:
     """The emulated runs in ``paths``, one point per (tree shape, machines, lanes, round
     trip, policy): ``efficiency`` (the median), ``low``, ``high``, ``runs``, ``loads``,
     ``tag`` (the policy fields that differ between the points)."""
     groups: dict[tuple, list[dict]] = {}
     for path in paths:
-        try:
-            with open(path) as f:
-                lines = f.read().splitlines()
-        except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from None
-        for line in lines:
+        for line in _read_lines(path):
             line = line.strip()
             if not line.startswith("{"):
                 continue
@@ -97,12 +100,7 @@ def model_lines(paths) -> dict[tuple, list[dict]]:
     replaces the first); a line's ``tag`` says how its policy differs from the others'."""
     lines: dict[tuple, dict[int, dict]] = {}
     for path in paths:
-        try:
-            with open(path) as f:
-                text = f.read().splitlines()
-        except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from None
-        for i, line in enumerate(text, 1):
+        for i, line in enumerate(_read_lines(path), 1):
             if not line.strip():
                 continue
             try:

@@ -104,6 +104,19 @@ def _worker(problem, rows, policy, *, threads, rank=1, peers=2, epoch_seconds=60
     return host, search
 
 
+def _run_epoch(host, search):
+    """``search.run()`` in a thread (as the worker runs it), at most 120 s; the host closed."""
+    try:
+        box = {}
+        t = threading.Thread(target=lambda: box.update(out=search.run()), daemon=True)
+        t.start()
+        t.join(120)
+        assert not t.is_alive(), "the epoch did not end"
+    finally:
+        host.close()
+    return box["out"]
+
+
 def test_victim_answers_at_once_or_holds_and_sizes_for_the_thief():
     p = UTSProblem(UTSParams.parse(SMALL_OPTIONS))
     rows = np.ascontiguousarray(p.root_frontier(), dtype=np.int64)
@@ -141,15 +154,7 @@ def test_thief_says_how_many_lanes_it_has():
     rows = np.ascontiguousarray(p.root_frontier(), dtype=np.int64)
     host, s = _worker(p, rows, StealPolicy(remote_rows=1, demand_wait=0.0), threads=3,
                       rank=0, epoch_seconds=0.3)
-    try:
-        box = {}
-        t = threading.Thread(target=lambda: box.update(out=s.run()), daemon=True)
-        t.start()
-        t.join(120)
-        assert not t.is_alive(), "the epoch did not end"
-    finally:
-        host.close()
-    out = box["out"]
+    out = _run_epoch(host, s)
     steals = [kw for _, name, kw in host.calls if name.endswith("steal")]
     assert steals and all(kw["lanes"] == 3 and kw["half"] for kw in steals)
     # nothing stolen (the peer never started): its own tree, whole, with the rows left
@@ -214,16 +219,8 @@ def test_a_thief_of_nine_workers_asks_its_victims_probes_at_a_time(policy, at_on
                      peer_timeout=10.0, threads=2)
     s = WorkerSearch(host, spec, 0, rows, p)
     host.search = s
-    try:
-        box = {}
-        t = threading.Thread(target=lambda: box.update(out=s.run()), daemon=True)
-        t.start()
-        t.join(120)
-        assert not t.is_alive(), "the epoch did not end"
-    finally:
-        host.close()
+    out = _run_epoch(host, s)
     assert host.most == at_once and host.held_out == 0
-    out = box["out"]
     assert out.failure is None and out.stats.steals_tried == at_once
     assert rest_count(p, out) == run_sequential(p).count
 
