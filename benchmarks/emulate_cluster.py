@@ -144,9 +144,30 @@ def nodes_wanted(cores: int, node_cpu: float, *, work_per_core: float | None,
     return cores * work_per_core / node_cpu
 
 
+def parse_gnp(spec: str) -> tuple[int, float, int, str | None]:
+    """``gnp:N:P:SEED[:HEURISTIC]`` as (N, P, SEED, HEURISTIC or None); a ValueError
+    that names the form if it is not one."""
+    from stealsearch.problems.clique.problem import HEURISTICS
+
+    fields = spec[4:].split(":") if spec.startswith("gnp:") else []
+    try:
+        if len(fields) not in (3, 4):
+            raise ValueError
+        n, p, seed = int(fields[0]), float(fields[1]), int(fields[2])
+        heuristic = fields[3] if len(fields) == 4 else None
+        if n < 1 or not 0 <= p <= 1 or heuristic not in (None, *HEURISTICS):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--tree: gnp:N:P:SEED[:HEURISTIC] (HEURISTIC one of "
+                         f"{', '.join(HEURISTICS)}), got {spec!r}") from None
+    return n, p, seed, heuristic
+
+
 def problem_from(spec: str, nodes_wanted: float, at_least: bool = True):
     """The problem ``--tree`` names: T1XL / T3 (sized), a UTS preset, UTS options, or
-    ``gnp:N:P:SEED`` (maximum clique on G(N, P))."""
+    ``gnp:N:P:SEED[:HEURISTIC]`` (maximum clique on G(N, P); HEURISTIC the first
+    incumbent's, the problem's default if not given: ``none`` starts every worker from
+    the empty clique, so incumbents found in the search cross machines)."""
     from stealsearch.problems.uts.problem import PRESETS
 
     if spec in ("T1XL", "T3"):
@@ -159,12 +180,12 @@ def problem_from(spec: str, nodes_wanted: float, at_least: bool = True):
         from stealsearch.problems.clique import CliqueProblem
         from stealsearch.problems.clique.generators import gnp
 
-        n, p, seed = spec[4:].split(":")
-        return CliqueProblem(gnp(int(n), float(p), seed=int(seed)))
+        n, p, seed, heuristic = parse_gnp(spec)
+        return CliqueProblem(gnp(n, p, seed=seed), heuristic=heuristic)
     if spec.startswith("-"):
         return _uts(spec, label=spec)
     raise ValueError(f"--tree: T1XL, T3, a UTS preset ({', '.join(PRESETS)}), UTS options "
-                     f"or gnp:N:P:SEED, got {spec!r}")
+                     f"or gnp:N:P:SEED[:HEURISTIC], got {spec!r}")
 
 
 def describe(problem) -> str:
@@ -173,7 +194,9 @@ def describe(problem) -> str:
     if label:
         return label
     info = problem.describe() if hasattr(problem, "describe") else {}
-    return f"{problem.name} {info.get('graph', info)}"
+    heuristic = info.get("initial_heuristic")
+    # (the first incumbent changes the tree searched: it is part of the name)
+    return f"{problem.name} {info.get('graph', info)}" + (f", heuristic {heuristic}" if heuristic else "")
 
 
 def sequential_oracle(problem) -> dict:
@@ -542,7 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the real cluster's round trip between machines, ms")
     ap.add_argument("--tree", default="T1XL",
                     help="T1XL or T3 (sized: see --work-per-core), a UTS preset, UTS "
-                         "options ('-t 1 -a 3 -d 13 -b 4 -r 29'), or gnp:N:P:SEED (max clique)")
+                         "options ('-t 1 -a 3 -d 13 -b 4 -r 29'), or gnp:N:P:SEED[:HEURISTIC] "
+                         "(max clique; HEURISTIC none: no first incumbent)")
     ap.add_argument("--dilation", type=float, default=None,
                     help="D (default: chosen, see the module docstring; 1 = a real run)")
     size = ap.add_mutually_exclusive_group()
@@ -600,6 +624,12 @@ def main(argv=None) -> int:
     if fault_machine is not None and not 0 <= fault_machine < args.machines:
         print(f"emulate_cluster: no machine {fault_machine}", file=sys.stderr)
         return 2
+    if args.tree.startswith("gnp:"):
+        try:
+            parse_gnp(args.tree)
+        except ValueError as exc:
+            print(f"emulate_cluster: {exc}", file=sys.stderr)
+            return 2
     reason = skip_reason()
     if reason:
         print(json.dumps({"skipped": reason}) if args.json else f"emulate_cluster skipped: {reason}")

@@ -75,7 +75,7 @@ import heapq
 import math
 import random
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -844,6 +844,13 @@ def study(args) -> None:
     print(json.dumps(header))
 
 
+def _append_json(path: str, record: dict) -> None:
+    import json
+
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -863,6 +870,8 @@ def main(argv=None):
     run.add_argument("--demand-wait-chunks", type=float, default=DEMAND_WAIT_CHUNKS,
                      help="model-only lever (Levers)")
     run.add_argument("--feed-siblings", action="store_true", help="model-only lever (Levers)")
+    run.add_argument("--json", metavar="FILE",
+                     help="append one JSON line per size to FILE (what plot_scale_out draws)")
     st = sub.add_parser("study", allow_abbrev=False,
                         help="the fit on the emulated cluster and the predictions to 4,096 cores")
     st.add_argument("--profile", default="benchmarks/profiles/T1L.npz")
@@ -902,6 +911,12 @@ def main(argv=None):
               f"{r['search_seconds']:.4f} s, efficiency {r['efficiency']:.3f} "
               f"[{r['efficiency_min']:.3f}-{r['efficiency_max']:.3f}], idle {r['idle']:.3f}, "
               f"steals {r['steals']} ({r['tried']})", flush=True)
+        if args.json:
+            _append_json(args.json, {
+                "profile": args.profile, "scale": args.scale, "nodes": prof.total,
+                "machines": M, "lanes": args.lanes, "cores": M * args.lanes,
+                "rtt_ms": args.rtt_ms, "rate": args.rate, "policy": parse_policy(args.policy),
+                "levers": asdict(levers), **r})
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ FEW_PROCESSES = {"probes": 1, "reserve": 0, "demand_wait": 2.0, "remote_rows": 0
                  "victims": "ring", "chunk_seconds": 0.005}
 #: ... and with that many or more (a cluster of machines: the emulated cluster's 8 x 16
 #: lanes, benchmarks/RESULTS.md "Scale-out, measured")
-MULTI_PROCESS = {"probes": 4, "reserve": 2, "demand_wait": 0.0, "remote_rows": 1,
+MULTI_PROCESS = {"probes": 8, "reserve": 2, "demand_wait": 0.0, "remote_rows": 1,
                  "victims": "random", "chunk_seconds": 0.001}
 MULTI_PROCESS_WORKERS = 3
 
@@ -61,6 +61,12 @@ class StealPolicy:
     #: paper's) pays one round trip per victim, so a round over n peers lasts n - 1
     #: round trips; more probes find a victim with rows in fewer round trips, at the cost
     #: of steals that may bring more rows than one lane needs (its siblings share them).
+    #: Across machines, at long round trips, most idle time is a thief waiting for
+    #: replies, much of it near a search's end when few machines still hold rows: 8 at
+    #: once ask every peer of up to 9 machines in one round trip, and on more machines
+    #: need half the round trips of 4.
+    #: Every reply's rows are kept and every extra credit returned (``_findwork``), so
+    #: the number asked at once changes no count.
     #: None (the default): :data:`MULTI_PROCESS` with three workers or more, else 1.
     probes: int | None = None
     #: rows a worker keeps in its shared portion for thieves: while the portion holds

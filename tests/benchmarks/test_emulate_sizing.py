@@ -85,3 +85,22 @@ def test_the_two_sizings_exclude_each_other(capsys):
     assert e.value.code == 2
     assert math.isclose(ec.build_parser().parse_args([]).work_per_core,
                         ec.DEFAULT_WORK_PER_CORE)
+
+
+def test_a_clique_tree_names_its_first_incumbent():
+    # the first incumbent changes the tree searched, so the oracle file keeps them apart
+    plain = ec.problem_from("gnp:40:0.5:3", 0.0)
+    empty = ec.problem_from("gnp:40:0.5:3:none", 0.0)
+    assert empty.heuristic == "none" and plain.heuristic != "none"
+    assert ec.tree_key(plain) != ec.tree_key(empty)
+    assert ec.tree_key(empty).endswith(", heuristic none")
+    assert ec.parse_gnp("gnp:40:0.5:3") == (40, 0.5, 3, None)
+    assert ec.parse_gnp("gnp:40:0.5:3:greedy") == (40, 0.5, 3, "greedy")
+
+
+@pytest.mark.parametrize("tree", ["gnp:40:0.5", "gnp:40:0.5:3:tabu", "gnp:x:0.5:3",
+                                  "gnp:40:1.5:3", "gnp:40:0.5:3:none:1"])
+def test_a_bad_clique_tree_is_one_line_and_exit_2(tree, capsys):
+    assert ec.main(["--tree", tree]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("emulate_cluster: --tree: gnp:N:P:SEED")

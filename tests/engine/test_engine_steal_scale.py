@@ -8,6 +8,7 @@ its rows on ONE worker whose kernel holds (a gate) until another worker has stol
 it, so remote steals certainly happen, under random policies with the new options:
 the counts are the tree's, every row conserved.
 """
+import asyncio
 import random
 import threading
 
@@ -103,6 +104,19 @@ def _worker(problem, rows, policy, *, threads, rank=1, peers=2, epoch_seconds=60
     return host, search
 
 
+def _run_epoch(host, search):
+    """``search.run()`` in a thread (as the worker runs it), at most 120 s; the host closed."""
+    try:
+        box = {}
+        t = threading.Thread(target=lambda: box.update(out=search.run()), daemon=True)
+        t.start()
+        t.join(120)
+        assert not t.is_alive(), "the epoch did not end"
+    finally:
+        host.close()
+    return box["out"]
+
+
 def test_victim_answers_at_once_or_holds_and_sizes_for_the_thief():
     p = UTSProblem(UTSParams.parse(SMALL_OPTIONS))
     rows = np.ascontiguousarray(p.root_frontier(), dtype=np.int64)
@@ -140,19 +154,74 @@ def test_thief_says_how_many_lanes_it_has():
     rows = np.ascontiguousarray(p.root_frontier(), dtype=np.int64)
     host, s = _worker(p, rows, StealPolicy(remote_rows=1, demand_wait=0.0), threads=3,
                       rank=0, epoch_seconds=0.3)
-    try:
-        box = {}
-        t = threading.Thread(target=lambda: box.update(out=s.run()), daemon=True)
-        t.start()
-        t.join(120)
-        assert not t.is_alive(), "the epoch did not end"
-    finally:
-        host.close()
-    out = box["out"]
+    out = _run_epoch(host, s)
     steals = [kw for _, name, kw in host.calls if name.endswith("steal")]
     assert steals and all(kw["lanes"] == 3 and kw["half"] for kw in steals)
     # nothing stolen (the peer never started): its own tree, whole, with the rows left
     assert out.failure is None and out.stats.steals_succeeded == 0
+    assert rest_count(p, out) == run_sequential(p).count
+
+
+class InFlight(StandIn):
+    """A stand-in whose peers hold every steal until ``group`` of them are in flight at
+    once (or ``HOLD`` seconds pass: a thief that asks fewer at a time is seen, never
+    waited out), then answer ``NOT_READY``; ``most`` is the most seen in flight.  Once
+    the first group is answered it stops the search (a stop message): the epoch ends
+    there, whatever the machine's speed."""
+
+    HOLD = 5.0
+
+    def __init__(self, address, group):
+        super().__init__(address, NOT_READY)
+        self.group, self.in_flight, self.most, self.held_out = group, 0, 0, 0
+        self.full = None
+
+    def rpc(self, addr):
+        stand_in = self
+
+        class Peer:
+            def __getattr__(self, name):
+                async def call(**kwargs):
+                    if not name.endswith("steal"):
+                        return NOT_READY
+                    if stand_in.full is None:
+                        stand_in.full = asyncio.Event()
+                    stand_in.in_flight += 1
+                    stand_in.most = max(stand_in.most, stand_in.in_flight)
+                    if stand_in.in_flight >= stand_in.group:
+                        stand_in.full.set()
+                    try:
+                        await asyncio.wait_for(stand_in.full.wait(), stand_in.HOLD)
+                    except asyncio.TimeoutError:
+                        stand_in.held_out += 1
+                    stand_in.in_flight -= 1
+                    if stand_in.in_flight == 0:
+                        stand_in.full.clear()
+                        stand_in.search.handle_stop("cut")
+                    return NOT_READY
+                return call
+        return Peer()
+
+
+@pytest.mark.parametrize("policy, at_once", [(StealPolicy(), 8), (StealPolicy(probes=4), 4),
+                                             (StealPolicy(probes=1), 1)])
+def test_a_thief_of_nine_workers_asks_its_victims_probes_at_a_time(policy, at_once):
+    """With 9 workers the defaults ask all 8 peers in one group (one round trip); a
+    policy that gives ``probes`` asks that many at a time, never more, each group
+    answered before the next goes."""
+    assert StealPolicy().for_workers(9).probes == 8
+    p = UTSProblem(UTSParams.parse("-t 1 -a 3 -d 3 -b 4 -r 19"))
+    rows = np.ascontiguousarray(p.root_frontier(), dtype=np.int64)
+    addrs = [f"tcp://stand-in:{i}" for i in range(9)]
+    host = InFlight(addrs[0], at_once)
+    spec = EpochSpec(search_id="steal", epoch=1, peers=addrs, policy=policy, incumbent=0,
+                     epoch_seconds=120.0, time_left=None, node_limit=None, t_offset=0.0,
+                     peer_timeout=10.0, threads=2)
+    s = WorkerSearch(host, spec, 0, rows, p)
+    host.search = s
+    out = _run_epoch(host, s)
+    assert host.most == at_once and host.held_out == 0
+    assert out.failure is None and out.stats.steals_tried == at_once
     assert rest_count(p, out) == run_sequential(p).count
 
 
