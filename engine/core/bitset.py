@@ -1,5 +1,5 @@
-"""Bit tricks for kernels over int64 bitsets: popcount and count-trailing-zeros as
-LLVM intrinsics (``llvm.ctpop.i64``, ``llvm.cttz.i64``) reached from numba through
+"""Bit tricks for kernels over int64 bitsets: popcount and count-trailing/leading-zeros
+as LLVM intrinsics (``llvm.ctpop.i64``, ``llvm.cttz.i64``, ``llvm.ctlz.i64``) reached from numba through
 ``@intrinsic`` -- one CPU instruction each.
 
 Sets are ``int64`` words (the engine's row dtype); only bit patterns matter, so
@@ -33,20 +33,33 @@ def _ctpop64(typingctx, x):
     return sig, codegen
 
 
-@intrinsic
-def _cttz64(typingctx, x):
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
+def _count_zeros(name: str):
+    """The codegen of ``llvm.<name>.i64`` with its zero-is-poison flag off."""
 
     def codegen(context, builder, signature, args):
         (val,) = args
-        val = context.cast(builder, val, x, types.int64)
+        val = context.cast(builder, val, signature.args[0], types.int64)
         fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
-        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64)], fnty)
+        fn = builder.module.declare_intrinsic(name, [ir.IntType(64)], fnty)
         return builder.call(fn, [val, ir.Constant(ir.IntType(1), 0)])
 
-    return sig, codegen
+    return codegen
+
+
+@intrinsic
+def _cttz64(typingctx, x):
+    """Trailing zero bits of a 64-bit word (``llvm.cttz.i64``; 64 for 0)."""
+    if not isinstance(x, types.Integer):
+        return None
+    return types.int64(types.int64), _count_zeros("llvm.cttz")
+
+
+@intrinsic
+def _ctlz64(typingctx, x):
+    """Leading zero bits of a 64-bit word (``llvm.ctlz.i64``; 64 for 0)."""
+    if not isinstance(x, types.Integer):
+        return None
+    return types.int64(types.int64), _count_zeros("llvm.ctlz")
 
 
 @njit(inline="always", nogil=True, cache=True)
