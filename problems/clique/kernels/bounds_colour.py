@@ -8,8 +8,8 @@ from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .colour_classes import _append_class, _colour_class
-from .finished import _close, _finished_bound, _made, _pop_key, _push_prefix
-from .rows import BOUND, BRANCHED, FINISHED_PRUNED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .finished import _expanded, _pop_row, _push_prefix
+from .rows import BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 
 @njit(nogil=True, cache=True)
@@ -60,19 +60,9 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
         top -= 1
         r = top
         lev = stack[r, LEVEL]
-        key = -1
-        if finished is not None:
-            key = _pop_key(stack, r, lev, finished, key_rows, W)
-        if stack[r, BOUND] <= best:
-            if key >= 0:
-                _close(key_rows, key, stack[r, BOUND])
+        closed, key = _pop_row(stack, r, lev, best, finished, key_rows, counters, W)
+        if closed:
             continue
-        if key >= 0:
-            fb = _finished_bound(stack, r, lev, best, finished, W)
-            if fb <= best:
-                _close(key_rows, key, fb)
-                counters[FINISHED_PRUNED] += 1
-                continue
         done += 1
         counters[NODES] += 1
         if records is not None:
@@ -109,9 +99,7 @@ def colour_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
             _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
             if cnt > 0:
                 counters[BRANCHED] += 1
-        if key >= 0:
-            _made(key_rows, key, cnt)
-            _close(key_rows, key, closing)
+        _expanded(key_rows, key, cnt, closing)
         top = r + cnt
         if improved:
             return top, IMPROVED, best

@@ -11,11 +11,11 @@ from stealsearch.engine.core.problem import BUDGET, EMPTY, GROW, IMPROVED, NODES
 
 from .bounds_colour import colour_kernel
 from .colour_classes import _append_class, _colour_class, _label_class
-from .finished import _close, _finished_bound, _made, _pop_key, _push_prefix
+from .finished import _expanded, _pop_row, _push_prefix
 from .partite import _filter_partite, _is_independent
 from .reasoning import (MAX_VIRTUAL, _failed_literal, _failed_literal_virtual, _infra,
                         _renumber)
-from .rows import BOUND, BRANCHED, FINISHED_PRUNED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
+from .rows import BOUND, BRANCHED, LEVEL, MAX_DEPTH, X0, _improve, _push_children
 
 #: reason_kernel levels that apply Re-NUMBER (level 3 does not: see its docstring)
 RENUMBER_UPTO = 2
@@ -129,19 +129,9 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
         top -= 1
         r = top
         lev = stack[r, LEVEL]
-        key = -1
-        if finished is not None:
-            key = _pop_key(stack, r, lev, finished, key_rows, W)
-        if stack[r, BOUND] <= best:
-            if key >= 0:
-                _close(key_rows, key, stack[r, BOUND])
+        closed, key = _pop_row(stack, r, lev, best, finished, key_rows, counters, W)
+        if closed:
             continue
-        if key >= 0:
-            fb = _finished_bound(stack, r, lev, best, finished, W)
-            if fb <= best:
-                _close(key_rows, key, fb)
-                counters[FINISHED_PRUNED] += 1
-                continue
         done += 1
         counters[NODES] += 1
         if lev > counters[MAX_DEPTH]:
@@ -306,9 +296,7 @@ def reason_kernel(stack, top, budget, mode, incumbent, counters, solution, adj, 
                 _push_children(stack, r, lev, cnt, order, col, Xs, U, adj, W)
             if cnt > 0:
                 counters[BRANCHED] += 1
-        if key >= 0:
-            _made(key_rows, key, cnt)
-            _close(key_rows, key, closing)
+        _expanded(key_rows, key, cnt, closing)
         top = r + cnt
         if improved:
             return top, IMPROVED, best

@@ -20,31 +20,13 @@ A node it prunes is popped and not expanded, as one its stored bound prunes.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
+from stealsearch.engine.core.bitset import _ctlz64
 from stealsearch.engine.core.bitset import _cttz64 as ctz
 from stealsearch.engine.core.finished import CLOSED, MADE, OPEN, STALE
 
-from .rows import BOUND, LEVEL, X0
-
-
-@intrinsic
-def _ctlz64(typingctx, x):
-    """Leading zero bits of a non-zero 64-bit word (``llvm.ctlz.i64``)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        (val,) = args
-        val = context.cast(builder, val, x, types.int64)
-        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
-        fn = builder.module.declare_intrinsic("llvm.ctlz", [ir.IntType(64)], fnty)
-        return builder.call(fn, [val, ir.Constant(ir.IntType(1), 0)])
-
-    return sig, codegen
+from .rows import BOUND, FINISHED_PRUNED, LEVEL, X0
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -97,6 +79,39 @@ def _finished_bound(stack, r, lev, best, finished, W):
                     return lev + most
             q &= ~(np.int64(1) << b)
     return lev + most
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _pop_row(stack, r, lev, best, finished, key_rows, counters, W):
+    """Row ``r``, being popped: ``(closed, key)``.  ``closed``: it is not expanded, its
+    stored bound or the finished subtrees' bound (counted in ``FINISHED_PRUNED``) being
+    at most ``best``, and its key's row is closed with that bound.  ``key``: its key
+    (-1 for the root, and always without ``finished``)."""
+    if finished is None:
+        return stack[r, BOUND] <= best, -1
+    key = _pop_key(stack, r, lev, finished, key_rows, W)
+    if stack[r, BOUND] <= best:
+        if key >= 0:
+            _close(key_rows, key, stack[r, BOUND])
+        return True, key
+    if key >= 0:
+        fb = _finished_bound(stack, r, lev, best, finished, W)
+        if fb <= best:
+            _close(key_rows, key, fb)
+            counters[FINISHED_PRUNED] += 1
+            return True, key
+    return False, key
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _expanded(key_rows, key, cnt, closing):
+    """Row of ``key`` expanded: ``cnt`` children pushed, the rest of it closed with
+    ``closing`` (nothing without ``key_rows``, or for the root)."""
+    if key_rows is None:
+        return
+    if key >= 0:
+        _made(key_rows, key, cnt)
+        _close(key_rows, key, closing)
 
 
 @njit(nogil=True, cache=True)
