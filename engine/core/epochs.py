@@ -193,6 +193,33 @@ def conserves(outcomes) -> bool:
     return released == acquired + stolen + left and stolen == given
 
 
+def reclaim_lost_gifts(outcomes, codec) -> int:
+    """Put the rows of STEAL replies lost in flight back into their giver's outcome;
+    returns how many rows.
+
+    A reply whose thief's call failed (``lost_asks``) while its giver counted the rows
+    given is a row count that :func:`conserves` cannot balance: the rows are in no
+    outcome.  A giver that left gracefully remembers its recent gifts (``gifts``); each
+    one whose ask its thief lost goes back into the giver's rows, counted as left in its
+    shared portion and no longer as given.  Exact: a thief pushes a reply's rows only
+    when its call succeeds, and records the ask as lost only when it fails, so a gift is
+    reclaimed exactly when no stack holds its rows.  A lost gift the giver no longer
+    remembers stays unbalanced, and the epoch is rolled back."""
+    lost = {(o.rank, victim, ask) for o in outcomes for victim, ask in o.lost_asks}
+    moved = 0
+    for o in outcomes:
+        back = [rows for thief, ask, rows in o.gifts if (thief, o.rank, ask) in lost]
+        if not back:
+            continue
+        n = sum(len(rows) for rows in back)
+        o.rows = codec.concat([rows for rows in back + [o.rows] if len(rows)])   # oldest first
+        o.rows_left_shared += n
+        o.stats.rows_given -= n
+        o.stats.rows_left += n
+        moved += n
+    return moved
+
+
 # -- what travels during an epoch ----------------------------------------------------------
 # Every message names its search and its epoch (``search_id``, ``epoch``); a worker serves
 # only the epoch it is running, so a message of an aborted epoch finds nobody and is
@@ -268,3 +295,8 @@ class EpochOutcome:
     #: the worker that holds those parts, when it is not ``address`` (a retiring worker's
     #: outcome, handed over with its parts to a peer: the Dask backend's hand-over)
     proof_host: str | None = None
+    #: ``(victim rank, ask)`` of each STEAL whose call failed (its rows never arrived)
+    lost_asks: tuple = ()
+    #: a worker that left gracefully: ``(thief rank, ask, rows)`` of the STEAL replies it
+    #: gave lately, for :func:`reclaim_lost_gifts`
+    gifts: tuple = ()

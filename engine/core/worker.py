@@ -22,6 +22,7 @@ and the exactness argument (:class:`WorkerSearch`) is about all of them at once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import threading
@@ -136,7 +137,9 @@ class WorkerSearch:
     * rows move between a lane and the portion only under the portion's lock (RELEASE,
       ACQUIRE) and to peers only by STEAL under the same lock; a row is at every moment in
       exactly one place: one lane's local stack, the portion, or a steal reply in flight
-      (the thief holds it before its epoch can end: its call is synchronous);
+      (the thief holds it before its epoch can end: its call is synchronous); a reply
+      lost in flight as its giver leaves is put back by the client
+      (:meth:`_remember_gift`);
     * the cut (:meth:`_final`): the supervisor sets the stop event, waits for every lane
       to end its chunk and leave its loop (a lane does nothing after that), then closes
       the portion and takes every lane's rows: the outcome's rows are the portion's plus
@@ -222,6 +225,15 @@ class WorkerSearch:
         # a peer that left gracefully (the driver's hand-over path)
         self.failed_peers: set[str] = set()
         self.failed_otherwise = False
+        # STEALs from peers by their ask (a number per group of calls): those whose call
+        # failed, and the rows this worker gave each thief, kept while the thief's call may
+        # still fail (see :meth:`_remember_gift` and epochs.reclaim_lost_gifts)
+        self.asks = 0
+        self.lost_asks: list[tuple[int, int]] = []
+        self.gifts: collections.deque = collections.deque()
+        self.gift_lock = threading.Lock()
+        # set by a graceful leave (the Dask host's hand-over): the outcome carries the gifts
+        self.leaving = False
         # set once run() has built its outcome (a closing worker hands it over)
         self.finished = threading.Event()
         self.outcome: EpochOutcome | None = None
@@ -254,12 +266,15 @@ class WorkerSearch:
         return sum(lane.stack.nodes for lane in self.lanes)
 
     # -- handlers (run on the worker's event loop) -------------------------------------
-    def handle_steal(self, k, half, lanes=1):
+    def handle_steal(self, k, half, lanes=1, thief=-1, ask=-1):
         """A peer's STEAL: ``k`` rows or half (``half``), and with ``remote_rows`` set at
         least that many per lane of the thief (``lanes``, all idle: a process steals
         only when it holds no row).  Exact whatever the number: the rows leave the
-        portion in one locked step with half the credit (:meth:`SharedPortion.steal`)."""
+        portion in one locked step with half the credit (:meth:`SharedPortion.steal`).
+        ``thief`` (its rank) and ``ask`` name the request: the rows given are remembered
+        under them (:meth:`_remember_gift`)."""
         at_least = self.policy.remote_rows * max(1, int(lanes))
+        gift = (int(thief), int(ask))
         rows, credit = self.shared.steal(int(k), bool(half), at_least)
         if rows is None and self.shared.wanted and self.periods.demand_wait > 0:
             # the portion is empty but this worker still has rows: its lanes split their
@@ -269,23 +284,44 @@ class WorkerSearch:
             # With ``demand_wait`` 0 the empty reply goes at once: ``wanted`` stays set,
             # so a lane still releases a row, which waits in the portion for the next
             # thief (or its own lanes): the same locked RELEASE and STEAL, only later
-            return self._steal_on_demand(int(k), bool(half), at_least)
-        return self._steal_reply(rows, credit)
+            return self._steal_on_demand(int(k), bool(half), at_least, gift)
+        return self._steal_reply(rows, credit, gift)
 
-    def _steal_reply(self, rows, credit):
+    def _steal_reply(self, rows, credit, gift):
         if rows is None:
             return {"n": 0, "shared": len(self.shared)}
+        self._remember_gift(gift, rows)
         return {"rows": self.shared.codec.encode(rows), "n": len(rows), "credit": credit,
                 "shared": len(self.shared)}
 
-    async def _steal_on_demand(self, k, half, at_least=0):
+    async def _steal_on_demand(self, k, half, at_least, gift):
         deadline = time.monotonic() + self.periods.demand_wait
         rows = credit = None
         while rows is None and self.shared.wanted and time.monotonic() < deadline \
                 and not self.stop_event.is_set():
             await asyncio.sleep(self.periods.demand_poll)
             rows, credit = self.shared.steal(k, half, at_least)
-        return self._steal_reply(rows, credit)
+        return self._steal_reply(rows, credit, gift)
+
+    def _remember_gift(self, gift, rows) -> None:
+        """Keep the rows of a STEAL reply while the thief's call may still fail.
+
+        A reply can be lost in flight although this worker gave its rows: when a worker
+        leaves gracefully, the scheduler tells the others to close their connections to
+        it, calls in flight included.  Its thief then counts a failed STEAL (its
+        ``lost_asks``), this worker a given one, and the rows are nowhere.  A leaving
+        worker's outcome carries the gifts it still remembers, and the client puts back
+        those whose ask a thief lost (:func:`.epochs.reclaim_lost_gifts`): exact, because
+        a thief pushes a reply's rows only when its call succeeds, so every gift is
+        either stolen or lost, never both.  A thief's call ends within the peer timeout
+        and the loop's grace, so a gift older than twice that is forgotten; one lost
+        and forgotten still fails the conservation check and the epoch is rolled back."""
+        now = time.monotonic()
+        keep = 2 * (self.spec.peer_timeout + self.periods.loop_grace)
+        with self.gift_lock:
+            while self.gifts and now - self.gifts[0][0] > keep:
+                self.gifts.popleft()
+            self.gifts.append((now, gift[0], gift[1], rows))
 
     def handle_incumbent(self, value):
         with self.best_lock:       # never lowers what a lane has just raised
@@ -611,9 +647,13 @@ class WorkerSearch:
             group = order[i:i + pol.probes]
             st.steals_tried += len(group)
             failed = None
+            self.asks += 1
             for victim, reply in self._calls(group, "steal", k=pol.k, half=pol.steal_half,
-                                             lanes=len(self.lanes)):
+                                             lanes=len(self.lanes), thief=self.rank,
+                                             ask=self.asks):
                 if isinstance(reply, BaseException):
+                    # its rows, if the victim gave any, never reached this stack
+                    self.lost_asks.append((victim, self.asks))
                     failed = failed or (victim, reply)
                     continue
                 if not isinstance(reply, dict):   # the peer has not started this epoch, or ended it
@@ -718,4 +758,9 @@ class WorkerSearch:
             failure=self.failure,
             coordinator=None if self.endpoint is None else self.endpoint.coordinator.snapshot(),
             failed_peers=() if self.failed_otherwise else tuple(sorted(self.failed_peers)),
-            proof_parts=proof_parts)
+            proof_parts=proof_parts, lost_asks=tuple(self.lost_asks),
+            gifts=self._gifts_held() if self.leaving else ())
+
+    def _gifts_held(self) -> tuple:
+        with self.gift_lock:
+            return tuple((thief, ask, rows) for _, thief, ask, rows in self.gifts)

@@ -55,7 +55,7 @@ import time
 
 import numpy as np
 
-from ...core.epochs import Cut, EpochSpec, conserves, deal
+from ...core.epochs import Cut, EpochSpec, conserves, deal, reclaim_lost_gifts
 from ...core.errors import InputError, SearchFailed
 from ...core.loop import EpochRun, Transport, run_epochs
 from ...core.outcome import INTERRUPT_REASONS, improve
@@ -135,7 +135,8 @@ class DaskTransport(Transport):
         #: the first epoch's workers, loaded as it starts
         self.loading: list[str] = []
         self.handovers: list[tuple[int, list[str]]] = []
-        self.shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0}
+        self.shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0,
+                       "gift_rows_reclaimed": 0}
         self.last_peers: list[str] = []
         self.n_used = 0
         #: a proof's parts pulled to the client: bytes, seconds, failed pulls
@@ -323,9 +324,12 @@ class DaskTransport(Transport):
                                 interrupted=True)
             for addr in run.problem_missing:
                 self.shipper.forget(addr)
-            if verdict == "done" and run.retiring and not conserves(
-                    [run.outcomes[r] for r in range(len(peers))]):
-                verdict, why = "abort", "rows not conserved across a hand-over"
+            if verdict == "done" and run.retiring:
+                # a reply lost while its giver left: its rows go back to the giver's cut
+                outs = [run.outcomes[r] for r in range(len(peers))]
+                self.shares["gift_rows_reclaimed"] += reclaim_lost_gifts(outs, loop.codec)
+                if not conserves(outs):
+                    verdict, why = "abort", "rows not conserved across a hand-over"
             if verdict == "abort":
                 # past the time limit the search ends now: what the others would return
                 # is discarded with the epoch, so only the stop is sent

@@ -258,10 +258,14 @@ class EpochWatch:
         wanted = [r for r in self.retiring if r not in self.outcomes]
         if wanted:
             holders = [a for a in self.peers if a in alive]
-            for reply in ask_all(self.client, holders, "handovers", 2.0,
-                                  search_id=self.spec.search_id, epoch=self.spec.epoch).values():
+            heard = []         # what the holders said last, for the message if it is late
+            for addr, reply in ask_all(self.client, holders, "handovers", 2.0,
+                                        search_id=self.spec.search_id,
+                                        epoch=self.spec.epoch).items():
                 if not isinstance(reply, dict):
+                    heard.append(f"{addr}: {reply.__class__.__name__}")
                     continue
+                heard.append(f"{addr}: ranks {sorted(reply.get('outcomes') or {})}")
                 for r, out in (reply.get("outcomes") or {}).items():
                     if r in wanted and r not in self.outcomes:
                         why = self._accept(r, out)
@@ -271,7 +275,8 @@ class EpochWatch:
             late = [self.peers[r] for r in wanted
                     if time.monotonic() - self.retiring[r] > timeouts.RETIRE_GRACE]
             if late:
-                return f"worker(s) {', '.join(late)} left without handing their rows over"
+                return (f"worker(s) {', '.join(late)} left without handing their rows over "
+                        f"(holders: {'; '.join(heard) or 'none'})")
         if not wanted and not self._cut_sent:
             self._cut_sent = True
             running = [a for r, a in enumerate(self.peers) if r not in self.outcomes]

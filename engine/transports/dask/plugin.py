@@ -51,6 +51,10 @@ class StealstackPlugin(WorkerPlugin):
         try:
             if worker.status in (Status.closing, Status.closing_gracefully):
                 await extension.hand_over()
+            elif extension.searches:
+                logger.warning("worker %s tears the plugin down while %s with %d epoch(s) "
+                               "running: nothing handed over", worker.address, worker.status,
+                               len(extension.searches))
         except Exception as exc:     # the client then rolls the epoch back, as for a loss
             logger.warning("hand-over failed: %r", exc)
         finally:

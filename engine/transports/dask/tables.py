@@ -61,7 +61,9 @@ SIGTERM), the plugin's ``teardown`` runs while the worker can still talk:
 path as the epoch's own clock) and hands each outcome over to the epoch's other peers
 (``stealsearch_handover``), from whom the client fetches it (``stealsearch_handovers``).
 The task's own result cannot be used: the scheduler forgets a retiring worker before
-it closes.
+it closes.  The outcome carries the rows the worker gave thieves lately: a reply lost in
+flight (the others close their connections to a leaving worker) is put back from them
+(:func:`stealsearch.engine.core.epochs.reclaim_lost_gifts`).
 
 Proofs: a search that logs one writes its parts into a folder of its own on each
 worker (:class:`.proof_parts.WorkerParts`), read by the client in chunks
@@ -540,6 +542,7 @@ class StealstackExtension:
         if not mine:
             return
         for search in mine:
+            search.leaving = True       # its outcome carries its recent STEAL replies
             search.handle_stop("cut")
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + HANDOVER_WAIT
