@@ -95,13 +95,15 @@ def proof_problem(problem):
 
 
 class PartWriter:
-    """One part of a scaffold: the records of one stack, appended to one file."""
+    """One part of a scaffold: the records of one stack, appended to one new file (a
+    file of that name already there is refused, ``FileExistsError``: one writer per
+    part, so no part ever holds another writer's records)."""
 
     def __init__(self, path: Path, width: int):
         self.path = Path(path)
         self.width = int(width)
         self.records = 0
-        self._fh = open(self.path, "ab")
+        self._fh = open(self.path, "xb")
 
     def write(self, records: np.ndarray) -> None:
         if len(records):
