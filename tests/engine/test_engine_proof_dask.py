@@ -117,29 +117,36 @@ CASES = [(int(n), float(p), s) for s, (n, p) in enumerate(zip(
     np.random.default_rng(352).choice([0.5, 0.7, 0.8, 0.9], 5)))]
 
 
-def pulled_only(monkeypatch):
-    """The client offers its parts folder to no worker: every part is pulled."""
+ROUTES = ("in_place", "inline", "pulled")
+
+
+def take_route(monkeypatch, route: str):
+    """Make the client send every part by ``route``: written into its folder in place
+    (these workers share its filesystem), carried inside the outcomes (the folder not
+    offered), or pulled (the folder not offered, nothing small enough to carry)."""
     from stealsearch.engine.transports.dask import proof_parts
 
-    monkeypatch.setattr(proof_parts, "OFFER_FOLDER", False)
+    if route != "in_place":
+        monkeypatch.setattr(proof_parts, "OFFER_FOLDER", False)
+    if route == "pulled":
+        monkeypatch.setattr(proof_parts, "INLINE_BYTES", 0)
 
 
 def assert_route(result, route: str):
-    """Every part came the way ``route`` says ("in_place" or "pulled"), none failed."""
+    """Every part came the way ``route`` says, none failed."""
     figures = result.info["proof_pull"]
-    other = "pulled" if route == "in_place" else "in_place"
-    assert figures[route] > 0 and figures[other] == 0 and figures["failed"] == 0, figures
+    assert figures[route] > 0 and figures["failed"] == 0, figures
+    assert all(figures[other] == 0 for other in ROUTES if other != route), figures
 
 
-@pytest.mark.parametrize("route", ["in_place", "pulled"])
+@pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("n,p,s", CASES)
 def test_dask_proof_of_random_graphs_over_forced_epochs(cluster, tmp_path, monkeypatch,
                                                         n, p, s, route):
     """Random G(n, p) on 2 workers, 1-2 lanes each, a random policy, each epoch cut
     after a few nodes: the parts of every worker, lane and epoch, written into the
     client's folder or pulled there, make one proof of the sequential optimum."""
-    if route == "pulled":
-        pulled_only(monkeypatch)
+    take_route(monkeypatch, route)
     rng = random.Random(s)
     graph = gnp(n, p, seed=s)
     plain = solve(CliqueProblem(graph), backend="sequential")
@@ -203,7 +210,7 @@ def test_a_failed_pull_rolls_the_epoch_back(cluster, tmp_path, monkeypatch):
     is rolled back, its nodes searched again, and the proof still checks."""
     from stealsearch.engine.transports.dask import proof_parts
 
-    pulled_only(monkeypatch)
+    take_route(monkeypatch, "pulled")
     real, calls = proof_parts.pull_part, {"n": 0}
 
     async def failing_once(*args, **kwargs):
@@ -225,7 +232,8 @@ def test_a_short_in_place_part_rolls_the_epoch_back(cluster, tmp_path, monkeypat
     """A part a worker wrote into the client's folder is one record short when the
     client checks it (forced: truncated just before the first check): the epoch is
     rolled back, its parts deleted, the folder offered no more (the epochs after it
-    pull), and the proof still has one record per node and checks."""
+    carry their parts inside their outcomes), and the proof still has one record per
+    node and checks."""
     from stealsearch.engine.transports.dask import proof_parts
 
     real, calls = proof_parts._check_in_place, {"n": 0}
@@ -242,9 +250,40 @@ def test_a_short_in_place_part_rolls_the_epoch_back(cluster, tmp_path, monkeypat
     r = solve(CliqueProblem(graph), client=cluster, workers=WORKERS, proof=prefix)
     figures = r.info["proof_pull"]
     assert r.recoveries >= 1 and figures["failed"] == 1 and r.nodes_redone > 0, figures
-    assert figures["pulled"] > 0, figures
+    assert figures["inline"] > 0 and figures["in_place"] == 0, figures
     assert_proved(r, prefix, graph, tmp_path)
     assert not list(Path(tmp_path).glob("short.parts-*")), "the parts folder was left"
+
+
+def test_parts_up_to_the_threshold_travel_inside_the_outcome(tmp_path):
+    """A worker's parts of an epoch that come to at most the threshold go inside its
+    outcome (their files deleted); one byte over, or a failed outcome's, stay as files
+    to be pulled."""
+    from stealsearch.engine.core.epochs import EpochOutcome
+    from stealsearch.engine.core.result import WorkerStats
+    from stealsearch.engine.transports.dask.proof_parts import carry_parts
+
+    def outcome(failure=None):
+        parts = []
+        for lane, words in enumerate((6, 10)):
+            path = tmp_path / f"s.1.0.{lane}.rec"
+            np.arange(words, dtype=np.int64).tofile(path)
+            parts.append((str(path), words // 2))
+        return EpochOutcome(rank=0, address="w", rows=None, counters=np.zeros(1, np.int64),
+                            best_value=None, best_buffer=None, history=[],
+                            stats=WorkerStats(worker="w"), rows_left_shared=0,
+                            stop_reason=None, failure=failure, proof_parts=tuple(parts))
+
+    total = (6 + 10) * 8
+    for limit, failure in ((total - 1, None), (total, "lost a peer")):
+        o = outcome(failure)
+        carry_parts(o, limit)
+        assert o.proof_data == () and all(os.path.exists(p) for p, _ in o.proof_parts)
+    o = outcome()
+    carry_parts(o, total)
+    assert [len(d) for d in o.proof_data] == [48, 80]
+    assert np.frombuffer(o.proof_data[1], np.int64).tolist() == list(range(10))
+    assert not any(os.path.exists(p) for p, _ in o.proof_parts)
 
 
 def test_a_worker_reaches_the_folder_only_with_its_token(tmp_path):
@@ -452,7 +491,7 @@ def test_a_retired_worker_hands_its_pulled_parts_over(tmp_path, monkeypatch):
     """As below, every part pulled (the folder not offered): the peer that takes the
     hand-over pulls the retiring worker's parts first, and the client pulls them from
     that peer.  On a cluster of its own (the retired worker does not come back)."""
-    pulled_only(monkeypatch)
+    take_route(monkeypatch, "pulled")
     with dask_client(workers=WORKERS) as client:
         pids = set(client.run(os.getpid).values())
         try:
@@ -460,7 +499,7 @@ def test_a_retired_worker_hands_its_pulled_parts_over(tmp_path, monkeypatch):
         finally:
             pids.update(client.run(os.getpid, on_error="ignore").values())
     end_processes(sorted(pids))
-    assert r.info["proof_pull"]["in_place"] == 0 and r.info["proof_pull"]["pulled"] > 0
+    assert_route(r, "pulled")
 
 
 def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
@@ -469,7 +508,7 @@ def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
     the client's folder already, and the epoch is committed without a rollback; the
     proof checks.  Last in the module: the retired worker does not come back."""
     r = retire_one_mid_epoch(cluster, tmp_path)
-    assert r.info["proof_pull"]["pulled"] == 0 and r.info["proof_pull"]["in_place"] > 0
+    assert_route(r, "in_place")
 
 
 def retire_one_mid_epoch(cluster, tmp_path):

@@ -16,6 +16,7 @@ from ...core.epochs import EpochOutcome, EpochSpec
 from ...core.result import WorkerStats
 from ...core.stack import make_stack
 from ...core.worker import WorkerSearch
+from .proof_parts import carry_parts
 from .tables import extension_of
 from .wire import ShareTicket
 
@@ -82,6 +83,8 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
     try:
         outcome = search.run()
         outcome.proof_in_place = in_place
+        if spec.proof is not None and not in_place:
+            carry_parts(outcome, spec.proof_inline)
         search.outcome = outcome
         return outcome
     finally:
