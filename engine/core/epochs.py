@@ -271,12 +271,12 @@ class EpochOutcome:
     #: the scaffold parts this worker's lanes wrote in the epoch, ``((path, records),
     #: ...)``: the records of exactly the nodes its counters count (a proof's search)
     proof_parts: tuple = ()
-    #: the worker that holds those parts, when it is not ``address`` (a retiring worker's
-    #: outcome, handed over with its parts to a peer: the Dask backend's hand-over)
-    proof_host: str | None = None
     #: those parts are in the client's own parts folder already (a worker that shares
     #: the client's filesystem wrote them there): nothing to pull
     proof_in_place: bool = False
     #: the bytes of those parts, one per part, carried in the outcome (small parts of a
     #: worker that writes them in a folder of its own; its files are deleted then)
     proof_data: tuple = ()
+    #: the worker that holds those parts, when it is not ``address`` (a retiring worker's
+    #: outcome, handed over with its parts to a peer: the Dask backend's hand-over)
+    proof_host: str | None = None
