@@ -80,8 +80,8 @@ def token_path(folder, search_id: str) -> Path:
 
 
 def offer_folder(folder, search_id: str) -> str:
-    """Write a fresh token for ``search_id`` into the client's parts folder; the token
-    (the epoch spec carries it: ``EpochSpec.proof_token``)."""
+    """Write a fresh token for ``search_id`` into the client's parts folder and return
+    it (the epoch spec carries it: ``EpochSpec.proof_token``)."""
     token = secrets.token_hex(16)
     with open(token_path(folder, search_id), "w") as fh:
         fh.write(token)
@@ -253,7 +253,8 @@ async def pull_part(client, host: str, search_id: str, name: str, target: Path,
 def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: float,
                figures: dict | None = None) -> str | None:
     """Every part the outcomes name, in ``folder`` (the client's parts folder): an
-    in-place part checked there, any other pulled there; the outcomes' ``proof_parts``
+    in-place part checked there, a carried one written there from its outcome, any
+    other pulled there; the outcomes' ``proof_parts``
     then name the client's files, and each worker is told to delete what it gave (in
     the background).  Returns why a part is not there whole (the caller aborts the
     epoch and deletes its files, :func:`discard_epoch`; the outcomes then name no
