@@ -62,7 +62,7 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
     if spec.proof is not None:
         # a proof: this epoch's parts go into the client's folder named in the spec when
         # this worker shares its filesystem, else into the search's folder on this
-        # worker, from which the client pulls them (proof_parts.py)
+        # worker, from which they travel inside the outcome or are pulled (proof_parts.py)
         in_place = stealstack.proof_in_place(spec.search_id, spec.proof[0], spec.proof_token)
         if in_place is None:
             return failed(f"search {spec.search_id} ended on {worker.address}")
