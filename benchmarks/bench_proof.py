@@ -84,7 +84,7 @@ def veripb_verdict(veripb: str, opb: str, pbp: str) -> tuple[bool, float, str]:
 
 BACKENDS = ("seq", "lanes", "dask")
 #: how a Dask worker's proof parts reach the client (``info["proof_pull"]``)
-ROUTES = ("in_place", "inline", "pulled")
+ROUTES = ("in_place", "pulled")
 
 
 class KillingClique:
@@ -376,11 +376,11 @@ def main(argv=None) -> int:
              "speed-up dask | to file s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
              "How the Dask workers' parts reached the client (`result.info[\"proof_pull\"]`, "
-             "docs/proof.md): parts written in the client's folder in place / carried "
-             "inside the outcomes / pulled, and their MB, in the last proved run; the "
+             "docs/proof.md): parts written in the client's folder in place / pulled, "
+             "and their MB, in the last proved run; the "
              "client's milliseconds on them before the commits (median); epochs rolled "
              "back for a part that did not arrive whole (all runs).", "",
-             "| graph | parts in place / inline / pulled | MB | ms before the commits | "
+             "| graph | parts in place / pulled | MB | ms before the commits | "
              "rolled back |", "|---|---|---|---|---|", *routes, "",
              "Each backend's last proof: its size, bytes per expanded node (scaffold: the "
              "scaffold's), and the time each checker took to accept it (`stealsearch "

@@ -241,9 +241,6 @@ class EpochSpec:
     #: the Dask backend: the token the client wrote beside that folder; a worker that
     #: reads it there writes its parts into that folder (``dask/proof_parts.py``)
     proof_token: str | None = None
-    #: the Dask backend: a worker that writes its parts in a folder of its own sends them
-    #: inside its outcome when they come to at most this many bytes together
-    proof_inline: int = 0
 
 
 @dataclass
@@ -274,9 +271,6 @@ class EpochOutcome:
     #: those parts are in the client's own parts folder already (a worker that shares
     #: the client's filesystem wrote them there): nothing to pull
     proof_in_place: bool = False
-    #: the bytes of those parts, one per part, carried in the outcome (small parts of a
-    #: worker that writes them in a folder of its own; its files are deleted then)
-    proof_data: tuple = ()
     #: the worker that holds those parts, when it is not ``address`` (a retiring worker's
     #: outcome, handed over with its parts to a peer: the Dask backend's hand-over)
     proof_host: str | None = None

@@ -117,19 +117,16 @@ CASES = [(int(n), float(p), s) for s, (n, p) in enumerate(zip(
     np.random.default_rng(352).choice([0.5, 0.7, 0.8, 0.9], 5)))]
 
 
-ROUTES = ("in_place", "inline", "pulled")
+ROUTES = ("in_place", "pulled")
 
 
 def take_route(monkeypatch, route: str):
-    """Make the client send every part by ``route``: written into its folder in place
-    (these workers share its filesystem), carried inside the outcomes (the folder not
-    offered), or pulled (the folder not offered, nothing small enough to carry)."""
+    """Make every part reach the client by ``route``: written into its folder in place
+    (these workers share its filesystem), or pulled (the folder not offered)."""
     from stealsearch.engine.transports.dask import proof_parts
 
-    if route != "in_place":
-        monkeypatch.setattr(proof_parts, "OFFER_FOLDER", False)
     if route == "pulled":
-        monkeypatch.setattr(proof_parts, "INLINE_BYTES", 0)
+        monkeypatch.setattr(proof_parts, "OFFER_FOLDER", False)
 
 
 def assert_route(result, route: str):
@@ -232,8 +229,7 @@ def test_a_short_in_place_part_rolls_the_epoch_back(cluster, tmp_path, monkeypat
     """A part a worker wrote into the client's folder is one record short when the
     client checks it (forced: truncated just before the first check): the epoch is
     rolled back, its parts deleted, the folder offered no more (the epochs after it
-    carry their parts inside their outcomes), and the proof still has one record per
-    node and checks."""
+    pull their parts), and the proof still has one record per node and checks."""
     from stealsearch.engine.transports.dask import proof_parts
 
     real, calls = proof_parts._check_in_place, {"n": 0}
@@ -250,40 +246,9 @@ def test_a_short_in_place_part_rolls_the_epoch_back(cluster, tmp_path, monkeypat
     r = solve(CliqueProblem(graph), client=cluster, workers=WORKERS, proof=prefix)
     figures = r.info["proof_pull"]
     assert r.recoveries >= 1 and figures["failed"] == 1 and r.nodes_redone > 0, figures
-    assert figures["inline"] > 0 and figures["in_place"] == 0, figures
+    assert figures["pulled"] > 0 and figures["in_place"] == 0, figures
     assert_proved(r, prefix, graph, tmp_path)
     assert not list(Path(tmp_path).glob("short.parts-*")), "the parts folder was left"
-
-
-def test_parts_up_to_the_threshold_travel_inside_the_outcome(tmp_path):
-    """A worker's parts of an epoch that come to at most the threshold go inside its
-    outcome (their files deleted); one byte over, or a failed outcome's, stay as files
-    to be pulled."""
-    from stealsearch.engine.core.epochs import EpochOutcome
-    from stealsearch.engine.core.result import WorkerStats
-    from stealsearch.engine.transports.dask.proof_parts import carry_parts
-
-    def outcome(failure=None):
-        parts = []
-        for lane, words in enumerate((6, 10)):
-            path = tmp_path / f"s.1.0.{lane}.rec"
-            np.arange(words, dtype=np.int64).tofile(path)
-            parts.append((str(path), words // 2))
-        return EpochOutcome(rank=0, address="w", rows=None, counters=np.zeros(1, np.int64),
-                            best_value=None, best_buffer=None, history=[],
-                            stats=WorkerStats(worker="w"), rows_left_shared=0,
-                            stop_reason=None, failure=failure, proof_parts=tuple(parts))
-
-    total = (6 + 10) * 8
-    for limit, failure in ((total - 1, None), (total, "lost a peer")):
-        o = outcome(failure)
-        carry_parts(o, limit)
-        assert o.proof_data == () and all(os.path.exists(p) for p, _ in o.proof_parts)
-    o = outcome()
-    carry_parts(o, total)
-    assert [len(d) for d in o.proof_data] == [48, 80]
-    assert np.frombuffer(o.proof_data[1], np.int64).tolist() == list(range(10))
-    assert not any(os.path.exists(p) for p, _ in o.proof_parts)
 
 
 def test_a_worker_reaches_the_folder_only_with_its_token(tmp_path):

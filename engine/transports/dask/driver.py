@@ -141,11 +141,11 @@ class DaskTransport(Transport):
         self.shares = {"share_bytes": 0, "share_bytes_max": 0, "share_sends": 0}
         self.last_peers: list[str] = []
         self.n_used = 0
-        #: a proof's parts on the client (parts and bytes): pulled, carried inside the
-        #: outcomes (inline), found in the client's folder (in_place); the seconds of
-        #: all three before the commits, epochs rolled back for a missing part
-        self.proof_pull = {"pulled": 0, "pulled_bytes": 0, "inline": 0, "inline_bytes": 0,
-                           "in_place": 0, "in_place_bytes": 0, "seconds": 0.0, "failed": 0}
+        #: a proof's parts on the client (parts and bytes): pulled, or found in the
+        #: client's folder (in_place); the seconds of both before the commits, epochs
+        #: rolled back for a missing part
+        self.proof_pull = {"pulled": 0, "pulled_bytes": 0, "in_place": 0, "in_place_bytes": 0,
+                           "seconds": 0.0, "failed": 0}
         #: a proof: the token of the client's parts folder offered to the workers (None:
         #: every part is pulled)
         self.proof_token: str | None = None
@@ -314,12 +314,10 @@ class DaskTransport(Transport):
     def run_epoch(self, loop, spec: EpochSpec, cut: Cut) -> EpochRun:
         if spec.proof is not None:
             # the client's folder by its absolute path, and its token: a worker that
-            # reads the token there writes its parts there; any other sends small
-            # parts inside its outcome (proof_parts.py)
+            # reads the token there writes its parts there (proof_parts.py)
             spec = dataclasses.replace(spec, proof=(os.path.abspath(spec.proof[0]),
                                                     spec.proof[1]),
-                                       proof_token=self.proof_token,
-                                       proof_inline=proof_parts.INLINE_BYTES)
+                                       proof_token=self.proof_token)
         first = spec.epoch == 1 and bool(self.loading)
         if first:
             spec.load_wait = self.shipper.timeout()

@@ -1,27 +1,23 @@
 """A proof's scaffold parts on the Dask backend: written on the workers, and on the
 client before their epoch is committed.
 
-Three ways there, chosen per worker and epoch.  *In place*: the client writes a token
+Two ways there, chosen per worker and search.  *In place*: the client writes a token
 file into its parts folder (:func:`offer_folder`) and the epoch spec carries the
 token; a worker that reads that token at that path and can create a file beside it
 shares the client's filesystem (a local cluster, a shared disk), and its lanes write
-their parts straight into the client's folder: nothing travels.  Any other worker's
-lanes write into a folder of the search in its own local directory
+their parts straight into the client's folder: nothing travels.  *Pulled*: any other
+worker's lanes write into a folder of the search in its own local directory
 (:class:`WorkerParts`, held by the stealstack extension, :mod:`.tables`; the epoch
-task chooses, :mod:`.task`), and then: *inline*, the parts of its epoch that come to
-at most ``EpochSpec.proof_inline`` bytes (:data:`INLINE_BYTES`) travel inside its
-outcome, which the client fetches anyway (:func:`carry_parts`; the files are deleted
-then); *pulled*, larger ones are read by the client in chunks
-(``stealsearch_proof_read``) and deleted once it holds them
-(``stealsearch_proof_drop``).  The search's teardown (``unload``), the reaper of a
+task chooses, :mod:`.task`), and the client reads each part in chunks
+(``stealsearch_proof_read``) and has it deleted once it holds it
+(``stealsearch_proof_drop``); the search's teardown (``unload``), the reaper of a
 vanished client's search and the worker's close remove the worker's folder.
 
 On the client (:func:`pull_parts`): after an epoch's outcomes are all in and before the
 epoch loop commits them, every part the outcomes name is in the client's parts folder
 with the size its record count makes: an in-place part is checked there (its size);
-a carried one is written there from the outcome; a pulled one is appended, a chunk
-of at most :data:`PULL_CHUNK` bytes at a time, to a file of the same name (never a
-whole part in memory).  The outcomes' ``proof_parts`` then name the client's files,
+a pulled one is appended, a chunk of at most :data:`PULL_CHUNK` bytes at a time, to a
+file of the same name (never a whole part in memory).  The outcomes' ``proof_parts`` then name the client's files,
 which is what ``Cut.commit`` keeps.
 
 Why the proof stays exact: a committed epoch's records must outlive the worker that
@@ -42,7 +38,7 @@ so a second writer of one name fails its epoch instead of adding records.  A lat
 writer of a rolled-back epoch (a stalled worker that wakes) writes to an unlinked file
 or a file no cut names: the proof is made of the parts the final cut names, nothing
 else in the folder.  A retiring worker's outcome reaches the client through a peer
-(:mod:`.tables`): in-place and carried parts are where they are; otherwise the peer
+(:mod:`.tables`): in-place parts are where they are; otherwise the peer
 pulls them from the retiring worker while that one waits for its reply, so the
 client pulls them from the peer (``EpochOutcome.proof_host``) like any other; a
 hand-over whose parts did not arrive makes that pull fail, and the epoch rolls back.
@@ -67,11 +63,8 @@ PULL_CHUNK = 8 << 20
 #: the suffix of a part's file (:func:`stealsearch.engine.core.proof.open_part`)
 PART_SUFFIX = ".rec"
 #: offer the client's parts folder to workers that share its filesystem (else every
-#: part is carried or pulled)
+#: part is pulled)
 OFFER_FOLDER = True
-#: a worker whose parts of one epoch come to at most this many bytes sends them
-#: inside its outcome (no round trip of their own); larger ones are pulled
-INLINE_BYTES = 4 << 20
 
 
 def token_path(folder, search_id: str) -> Path:
@@ -184,30 +177,6 @@ class WorkerParts:
             self.remove(search_id)
 
 
-def carry_parts(outcome, limit: int) -> None:
-    """A worker's outcome whose parts (in its own folder) come to at most ``limit``
-    bytes together: their bytes go inside it (``proof_data``) and its files are
-    deleted; larger, failed or unreadable: left to be pulled."""
-    if not outcome.proof_parts or outcome.failure or outcome.proof_in_place or limit <= 0:
-        return
-    try:
-        total = sum(os.path.getsize(path) for path, _ in outcome.proof_parts)
-        if total > limit:
-            return
-        data = []
-        for path, _ in outcome.proof_parts:
-            with open(path, "rb") as fh:
-                data.append(fh.read())
-    except OSError:
-        return
-    outcome.proof_data = tuple(data)
-    for path, _ in outcome.proof_parts:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-
-
 async def read_handler(parts: WorkerParts, search_id, part, offset, size):
     """``stealsearch_proof_read`` (the file read off the worker's event loop)."""
     loop = asyncio.get_running_loop()
@@ -253,14 +222,12 @@ async def pull_part(client, host: str, search_id: str, name: str, target: Path,
 def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: float,
                figures: dict | None = None) -> str | None:
     """Every part the outcomes name, in ``folder`` (the client's parts folder): an
-    in-place part checked there, a carried one written there from its outcome, any
-    other pulled there; the outcomes' ``proof_parts``
+    in-place part checked there, any other pulled there; the outcomes' ``proof_parts``
     then name the client's files, and each worker is told to delete what it gave (in
     the background).  Returns why a part is not there whole (the caller aborts the
     epoch and deletes its files, :func:`discard_epoch`; the outcomes then name no
     part), or None.  ``timeout``: seconds one chunk's call may take; ``figures``:
-    counts added to (parts and bytes: ``pulled``, ``inline`` (carried inside the
-    outcomes), ``in_place``)."""
+    counts added to (parts and bytes: ``pulled``, ``in_place``)."""
     folder = Path(folder)
     jobs = []           # (outcome, host, name, target, records)
     in_place = []       # (outcome, path, name, records)
@@ -273,21 +240,13 @@ def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: fl
                 return f"{o.address} named a part {name!r} that is not of this search"
             if o.proof_in_place:
                 in_place.append((o, str(path), name, int(records)))
-            elif not o.proof_data:
+            else:
                 jobs.append((o, host, name, folder / name, int(records)))
     for o, path, name, records in in_place:
         why = _check_in_place(folder, path, name, records * width * 8)
         if why is not None:
             forget_parts(client, outcomes, search_id)
             return f"the proof part {name} of {o.address} {why}"
-    carried = 0
-    for o in outcomes:
-        why = _write_carried(folder, o, width) if o.proof_data else None
-        if why is not None:
-            forget_parts(client, outcomes, search_id)
-            return f"the proof parts inside the outcome of {o.address}: {why}"
-        carried += sum(len(d) for d in o.proof_data)
-        o.proof_data = ()
 
     async def pull_all():
         return await asyncio.gather(*(
@@ -319,28 +278,10 @@ def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: fl
     if figures is not None:
         for key, value in (("pulled", len(jobs)),
                            ("pulled_bytes", sum(j[4] for j in jobs) * width * 8),
-                           ("inline", sum(len(o.proof_parts) for o in outcomes) - len(jobs)
-                            - len(in_place)),
-                           ("inline_bytes", carried),
                            ("in_place", len(in_place)),
                            ("in_place_bytes", sum(k for *_, k in in_place) * width * 8)):
             figures[key] = figures.get(key, 0) + value
     _drop(client, by_host, search_id)
-    return None
-
-
-def _write_carried(folder: Path, outcome, width: int) -> str | None:
-    """An outcome's parts carried inside it, written into ``folder``; why not, or None."""
-    if len(outcome.proof_data) != len(outcome.proof_parts):
-        return f"{len(outcome.proof_data)} carried for {len(outcome.proof_parts)} parts"
-    for (path, records), data in zip(outcome.proof_parts, outcome.proof_data):
-        if len(data) != int(records) * width * 8:
-            return f"{len(data)} bytes for {records} records"
-        try:
-            with open(folder / os.path.basename(str(path)), "xb") as fh:
-                fh.write(data)
-        except OSError as exc:
-            return f"{exc.__class__.__name__}: {exc}"
     return None
 
 
@@ -378,11 +319,11 @@ def forget_parts(client, outcomes, search_id: str) -> None:
     of the epoch go with :func:`discard_epoch`)."""
     by_host: dict[str, list[str]] = {}
     for o in outcomes:
-        if not o.proof_in_place and not o.proof_data:
+        if not o.proof_in_place:
             for path, _ in o.proof_parts:
                 by_host.setdefault(o.proof_host or o.address, []).append(
                     os.path.basename(str(path)))
-        o.proof_parts, o.proof_data = (), ()
+        o.proof_parts = ()
     _drop(client, by_host, search_id)
 
 

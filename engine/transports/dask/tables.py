@@ -66,11 +66,10 @@ it closes.
 Proofs: a search that logs one writes its parts into a folder of its own on each
 worker (:class:`.proof_parts.WorkerParts`), read by the client in chunks
 (``stealsearch_proof_read``) and deleted once pulled (``stealsearch_proof_drop``); the
-search's teardown, the reaper and the close remove the folder; small parts travel
-inside the epoch's outcome instead.  A worker that shares the client's filesystem
-writes them into the client's folder, and keeps nothing.  A peer that takes a
-retiring worker's hand-over pulls the outcome's parts from it first, unless they are
-in the client's folder already or inside the outcome
+search's teardown, the reaper and the close remove the folder.  A worker that shares
+the client's filesystem writes them into the client's folder instead, and keeps
+nothing.  A peer that takes a retiring worker's hand-over pulls the outcome's parts
+from it first, unless they are in the client's folder already
 (:meth:`StealstackExtension.handle_handover`).
 
 The probes at the end (:func:`running_searches`, :func:`loaded_problems`, ...) are
@@ -319,12 +318,11 @@ class StealstackExtension:
         """Keep the outcome a leaving peer of epoch ``(search_id, epoch)`` handed here;
         a proof's parts are pulled from it first (it waits for this reply before it
         closes), into this worker's folder, where the client pulls them from (parts in
-        the client's folder already, or inside the outcome, stay there).  A pull
+        the client's folder already stay there).  A pull
         that fails leaves the outcome naming the leaving worker's parts: the client's
         pull of them fails and the epoch rolls back."""
         key = (search_id, int(epoch))
-        if outcome.proof_parts and outcome.proof_host is None and not outcome.proof_in_place \
-                and not outcome.proof_data:
+        if outcome.proof_parts and outcome.proof_host is None and not outcome.proof_in_place:
             outcome = await self._take_parts(search_id, outcome)
         self.handovers.setdefault(key, {})[int(rank)] = outcome
         self.handover_times[key] = time.monotonic()

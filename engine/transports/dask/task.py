@@ -16,7 +16,6 @@ from ...core.epochs import EpochOutcome, EpochSpec
 from ...core.result import WorkerStats
 from ...core.stack import make_stack
 from ...core.worker import WorkerSearch
-from .proof_parts import carry_parts
 from .tables import extension_of
 from .wire import ShareTicket
 
@@ -62,7 +61,7 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
     if spec.proof is not None:
         # a proof: this epoch's parts go into the client's folder named in the spec when
         # this worker shares its filesystem, else into the search's folder on this
-        # worker, from which they travel inside the outcome or are pulled (proof_parts.py)
+        # worker, from which the client pulls them (proof_parts.py)
         in_place = stealstack.proof_in_place(spec.search_id, spec.proof[0], spec.proof_token)
         if in_place is None:
             return failed(f"search {spec.search_id} ended on {worker.address}")
@@ -83,8 +82,6 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
     try:
         outcome = search.run()
         outcome.proof_in_place = in_place
-        if spec.proof is not None and not in_place:
-            carry_parts(outcome, spec.proof_inline)
         search.outcome = outcome
         return outcome
     finally:
