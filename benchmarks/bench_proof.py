@@ -83,6 +83,8 @@ def veripb_verdict(veripb: str, opb: str, pbp: str) -> tuple[bool, float, str]:
 
 
 BACKENDS = ("seq", "lanes", "dask")
+#: how a Dask worker's proof parts reach the client (``info["proof_pull"]``)
+ROUTES = ("in_place", "pulled")
 
 
 class KillingClique:
@@ -150,6 +152,18 @@ def timed_pair(solve, problem, prefix: str, repeats: int, **kw):
 
 def median_of(results, key="search_seconds") -> float:
     return statistics.median(getattr(r, key) for r in results)
+
+
+def route_row(name: str, proved) -> str:
+    """How the Dask workers' parts reached the client in the proved runs: the parts
+    and megabytes of the last run by route, and the median seconds the client spent on
+    them before its commits."""
+    figures = [r.info.get("proof_pull", {}) for r in proved]
+    last = figures[-1]
+    mb = sum(last.get(f"{route}_bytes", 0) for route in ROUTES) / 2 ** 20
+    ms = statistics.median(f.get("seconds", 0.0) for f in figures) * 1e3
+    return (f"| {name} | " + " / ".join(str(last.get(route, 0)) for route in ROUTES)
+            + f" | {mb:.1f} | {ms:.1f} | {sum(f.get('failed', 0) for f in figures)} |")
 
 
 class Checks:
@@ -277,7 +291,7 @@ def main(argv=None) -> int:
     veripb = args.veripb or shutil.which("veripb")
     check = Checks(args.check, veripb, args.ours_max_mb, args.veripb_max_mb)
     header = machine_header()
-    rows, sizes, fault_rows, notes = [], [], [], []
+    rows, sizes, routes, fault_rows, notes = [], [], [], [], []
     failed = check.failed
     work = tempfile.mkdtemp(prefix="bench_proof-")
     try:
@@ -323,6 +337,7 @@ def main(argv=None) -> int:
                     f"{speed(s1, d1)} | "
                     + " / ".join(f"{med[b][2]:.3f}" for b in BACKENDS) + " |")
                 print(rows[-1], flush=True)
+                routes.append(route_row(name, runs["dask"][1]))
                 for b in BACKENDS:
                     r1 = runs[b][1][-1]
                     prefix = os.path.join(work, f"{name}-{b}")
@@ -354,15 +369,22 @@ def main(argv=None) -> int:
              "processes of a LocalCluster (`--workers N --no-ramp-up`).  *ratio*: with / "
              "without the proof; *speed-up*: seq / lanes (seq / dask) search seconds, "
              "without / with the proof; *to file*: the whole `solve(..., proof=)` call "
-             "(search, pulling the workers' parts, elaboration, writing the model and the "
-             "proof) on seq / lanes / dask.", "",
+             "(search, the workers' parts to the client, elaboration, writing the model "
+             "and the proof) on seq / lanes / dask.", "",
              "| graph | ω | nodes seq | seq s | seq+proof s | ratio | lanes s | "
              "lanes+proof s | ratio | dask s | dask+proof s | ratio | speed-up lanes | "
              "speed-up dask | to file s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+             "How the Dask workers' parts reached the client (`result.info[\"proof_pull\"]`, "
+             "docs/proof.md): parts written in the client's folder in place / pulled, "
+             "and their MB, in the last proved run; the "
+             "client's milliseconds on them before the commits (median); epochs rolled "
+             "back for a part that did not arrive whole (all runs).", "",
+             "| graph | parts in place / pulled | MB | ms before the commits | "
+             "rolled back |", "|---|---|---|---|---|", *routes, "",
              "Each backend's last proof: its size, bytes per expanded node (scaffold: the "
              "scaffold's), and the time each checker took to accept it (`stealsearch "
-             f"check-proof`, ours, pure Python; {checker}); *not run*: that checker was "
+             f"check-proof`, ours; {checker}); *not run*: that checker was "
              "not asked for in this run.", "",
              "| graph | backend | nodes | proof MB | B/node | scaffold B/node | ours | "
              "VeriPB |", "|---|---|---|---|---|---|---|---|", *sizes]

@@ -265,6 +265,9 @@ class EpochSpec:
     #: a search that logs a proof: (the folder, the part-name prefix) of this epoch's
     #: scaffold parts, one per lane (:func:`stealsearch.engine.core.proof.open_part`)
     proof: tuple | None = None
+    #: the Dask backend: the token the client wrote beside that folder; a worker that
+    #: reads it there writes its parts into that folder (``dask/proof_parts.py``)
+    proof_token: str | None = None
 
 
 @dataclass
@@ -292,6 +295,9 @@ class EpochOutcome:
     #: the scaffold parts this worker's lanes wrote in the epoch, ``((path, records),
     #: ...)``: the records of exactly the nodes its counters count (a proof's search)
     proof_parts: tuple = ()
+    #: those parts are in the client's own parts folder already (a worker that shares
+    #: the client's filesystem wrote them there): nothing to pull
+    proof_in_place: bool = False
     #: the worker that holds those parts, when it is not ``address`` (a retiring worker's
     #: outcome, handed over with its parts to a peer: the Dask backend's hand-over)
     proof_host: str | None = None

@@ -95,13 +95,15 @@ def proof_problem(problem):
 
 
 class PartWriter:
-    """One part of a scaffold: the records of one stack, appended to one file."""
+    """One part of a scaffold: the records of one stack, appended to one new file (a
+    file of that name already there is refused, ``FileExistsError``: one writer per
+    part, so no part ever holds another writer's records)."""
 
     def __init__(self, path: Path, width: int):
         self.path = Path(path)
         self.width = int(width)
         self.records = 0
-        self._fh = open(self.path, "ab")
+        self._fh = open(self.path, "xb")
 
     def write(self, records: np.ndarray) -> None:
         if len(records):
@@ -234,18 +236,28 @@ def part_sha256(path) -> str:
             h.update(block)
 
 
-def read_records(path, width: int, block: int = READ_BLOCK_RECORDS):
-    """The records of one part, ``block`` at a time (``int64[k, width]`` arrays): a part
-    is never read whole into memory."""
+def record_blocks(path, width: int, block: int = READ_BLOCK_RECORDS) -> list[tuple[int, int]]:
+    """``[(first record, records), ...]``: one part cut into blocks of at most ``block``
+    records (:func:`read_block` reads one)."""
     size = os.path.getsize(path)
     if size % (8 * width):
         raise ValueError(f"{path}: {size} bytes is not a whole number of "
                          f"{width}-word records")
     total = size // (8 * width)
-    with open(path, "rb") as fh:
-        for start in range(0, total, block):
-            k = min(block, total - start)
-            yield np.fromfile(fh, dtype=np.int64, count=k * width).reshape(k, width)
+    return [(start, min(block, total - start)) for start in range(0, total, block)]
+
+
+def read_block(path, width: int, start: int, count: int) -> np.ndarray:
+    """Records ``start .. start + count - 1`` of one part (``int64[count, width]``)."""
+    return np.fromfile(path, dtype=np.int64, count=count * width,
+                       offset=start * width * 8).reshape(count, width)
+
+
+def read_records(path, width: int, block: int = READ_BLOCK_RECORDS):
+    """The records of one part, ``block`` at a time (``int64[k, width]`` arrays): a part
+    is never read whole into memory."""
+    for start, count in record_blocks(path, width, block):
+        yield read_block(path, width, start, count)
 
 
 def attach_scaffold(stack, part: PartWriter | None = None) -> ScaffoldBuffer:

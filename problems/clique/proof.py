@@ -36,12 +36,15 @@ its nogood, and level ℓ + 1's nogoods once level ℓ is done.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from stealsearch.engine.core.proof import ProofUnavailable, proof_paths, read_records
+from stealsearch.engine.core.proof import (ProofUnavailable, proof_paths, read_block,
+                                           record_blocks)
 
 from .kernels.elaborate import (elaborate_colour, group_by_level, non_edge_lines,
                                 non_edge_offsets, partition_bound)
@@ -50,6 +53,11 @@ from .model import Graph
 HEADER = b"pseudo-Boolean proof version 1.2\n"
 #: bytes of text a numba writer fills before Python writes it out
 TEXT_BYTES = 8 << 20
+#: records one elaborating thread takes at a time (the blocks of every part are dealt
+#: over the threads)
+ELABORATE_BLOCK = 1 << 14
+#: elaborating threads (None: the usable cores; never more than the blocks)
+ELABORATE_THREADS: int | None = None
 
 
 def vertex_names(graph: Graph) -> list[str] | None:
@@ -184,20 +192,25 @@ def _root_bound(problem, obj_id: int, first_free: int) -> tuple[int, bytes, int]
 
 
 class _Levels:
-    """The elaborated steps, one file per tree level, and the constraints each level
-    derives; copied into the proof deepest level first."""
+    """The elaborated steps: each elaborating thread writes one file per tree level of
+    its own (no lock on a file); copied into the proof deepest level first, a level's
+    files one after another (the nodes of one level may come in any order)."""
 
-    def __init__(self, folder: Path):
-        self.folder = folder
+    def __init__(self, folder: Path, writers: int):
+        self.folders = [Path(folder) / f"elaborated-{i}" for i in range(writers)]
+        for path in self.folders:
+            path.mkdir(exist_ok=True)
         self.constraints_at: dict[int, int] = {}
+        self._lock = threading.Lock()
 
-    def path(self, level: int) -> Path:
-        return self.folder / f"level-{level}.pbp"
+    def path(self, writer: int, level: int) -> Path:
+        return self.folders[writer] / f"level-{level}.pbp"
 
-    def append(self, level: int, text: np.ndarray, constraints: int) -> None:
-        with open(self.path(level), "ab") as fh:
+    def append(self, writer: int, level: int, text: np.ndarray, constraints: int) -> None:
+        with open(self.path(writer, level), "ab") as fh:
             fh.write(text.tobytes())
-        self.constraints_at[level] = self.constraints_at.get(level, 0) + constraints
+        with self._lock:
+            self.constraints_at[level] = self.constraints_at.get(level, 0) + constraints
 
     @property
     def total_constraints(self) -> int:
@@ -213,13 +226,18 @@ class _Levels:
                                "a level between the root and the deepest is missing")
         lines = 0
         for level in range(deepest, -1, -1):
-            with open(self.path(level), "rb") as src:
-                while True:
-                    chunk = src.read(TEXT_BYTES)
-                    if not chunk:
-                        break
-                    fh.write(chunk)
-                    lines += chunk.count(b"\n")
+            for writer in range(len(self.folders)):
+                try:
+                    src = open(self.path(writer, level), "rb")
+                except FileNotFoundError:       # this thread met no node of the level
+                    continue
+                with src:
+                    while True:
+                        chunk = src.read(TEXT_BYTES)
+                        if not chunk:
+                            break
+                        fh.write(chunk)
+                        lines += chunk.count(b"\n")
             if level < deepest:
                 fh.write(f"w {level + 2}\n".encode())
                 lines += 1
@@ -228,42 +246,61 @@ class _Levels:
 
 def _elaborate(problem, parts, best: int, obj_id: int) -> _Levels:
     """Every record of every part elaborated (:func:`.kernels.elaborate.elaborate_colour`)
-    into one file per level; a block of records at a time, never the scaffold whole."""
-    graph = problem.graph
-    n = graph.n
-    rows = graph.rows.view(np.int64)
-    offsets = non_edge_offsets(rows, n)
-    adj = problem.adj
-    order = problem.order.astype(np.int64)
-    temp_level = n + 2                  # above every node's level + 1
-    levels = _Levels(parts.scratch(""))
+    into per-level files, a block of :data:`ELABORATE_BLOCK` records at a time (never
+    the scaffold whole), the blocks dealt round-robin over :data:`ELABORATE_THREADS`
+    threads (the kernels release the GIL).  A record's steps need nothing but the
+    record and B, so any split gives the same steps, and a level's files may be
+    concatenated in any order."""
+    from stealsearch.engine.deploy.cores import usable_cores
+
+    width = problem.proof_record_width
+    blocks = [(path, start, count) for path in parts.paths()
+              for start, count in record_blocks(path, width, ELABORATE_BLOCK)]
+    writers = max(1, min(len(blocks), ELABORATE_THREADS or usable_cores()))
+    levels = _Levels(parts.scratch(""), writers)
+    n = problem.graph.n
+    rows = problem.graph.rows.view(np.int64)
+    shared = (problem.adj, problem.order.astype(np.int64), rows, non_edge_offsets(rows, n),
+              best, obj_id, n + 2)          # (temp level: above every node's level + 1)
+    if writers == 1:
+        _elaborate_blocks(blocks, width, shared, levels, 0)
+        return levels
+    with ThreadPoolExecutor(writers, thread_name_prefix="elaborate") as pool:
+        for done in [pool.submit(_elaborate_blocks, blocks[i::writers], width, shared,
+                                 levels, i) for i in range(writers)]:
+            done.result()
+    return levels
+
+
+def _elaborate_blocks(blocks, width: int, shared: tuple, levels: _Levels, writer: int) -> None:
+    """One thread's blocks ``[(part, first record, records)]`` into its level files."""
+    adj, order, rows, offsets, best, obj_id, temp_level = shared
     out = np.empty(TEXT_BYTES, np.uint8)
     dest = np.empty(TEXT_BYTES, np.uint8)
-    for path in parts.paths():
-        for block in read_records(path, problem.proof_record_width):
-            k = len(block)
-            text_start = np.empty(k, np.int64)
-            text_len = np.empty(k, np.int64)
-            lev = np.empty(k, np.int64)
-            cons = np.empty(k, np.int64)
-            start = 0
-            while start < k:
-                done, need = elaborate_colour(block, start, adj, order, rows, offsets, best,
-                                              obj_id, temp_level, out, text_start, text_len,
-                                              lev, cons)
-                if done < 0:
-                    raise RuntimeError(f"a scaffold record at level {block[start - 1 - done, 0]}"
-                                       f" above the best clique {best} (a kernel bug)")
-                if done == 0:
-                    out = np.empty(max(2 * len(out), need), np.uint8)
-                    dest = np.empty(len(out), np.uint8)
-                    continue
-                top = int(lev[:done].max())
-                bounds = np.empty(top + 2, np.int64)
-                group_by_level(out, text_start, text_len, lev, done, top, dest, bounds)
-                per_level = np.bincount(lev[:done], weights=cons[:done], minlength=top + 1)
-                for level in np.flatnonzero(bounds[1:] > bounds[:-1]):
-                    levels.append(int(level), dest[bounds[level]:bounds[level + 1]],
-                                  int(per_level[level]))
-                start += done
-    return levels
+    for path, first, count in blocks:
+        block = read_block(path, width, first, count)
+        k = len(block)
+        text_start = np.empty(k, np.int64)
+        text_len = np.empty(k, np.int64)
+        lev = np.empty(k, np.int64)
+        cons = np.empty(k, np.int64)
+        start = 0
+        while start < k:
+            done, need = elaborate_colour(block, start, adj, order, rows, offsets, best,
+                                          obj_id, temp_level, out, text_start, text_len,
+                                          lev, cons)
+            if done < 0:
+                raise RuntimeError(f"a scaffold record at level {block[start - 1 - done, 0]}"
+                                   f" above the best clique {best} (a kernel bug)")
+            if done == 0:
+                out = np.empty(max(2 * len(out), need), np.uint8)
+                dest = np.empty(len(out), np.uint8)
+                continue
+            top = int(lev[:done].max())
+            bounds = np.empty(top + 2, np.int64)
+            group_by_level(out, text_start, text_len, lev, done, top, dest, bounds)
+            per_level = np.bincount(lev[:done], weights=cons[:done], minlength=top + 1)
+            for level in np.flatnonzero(bounds[1:] > bounds[:-1]):
+                levels.append(writer, int(level), dest[bounds[level]:bounds[level + 1]],
+                              int(per_level[level]))
+            start += done

@@ -102,6 +102,31 @@ def test_max_proof_checks_against_the_rebuilt_model(tmp_path, n, p, s):
     assert check_files(opb, pbp).true_variables == result.objective
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_elaboration_dealt_over_threads(tmp_path, monkeypatch, threads):
+    """The elaboration forced over several threads (blocks of 3 records dealt over 2-3
+    threads, whatever the machine's cores), for a max and a decide search: the same
+    proof as one thread's up to the order of lines within a level (the same multiset
+    of lines), accepted against the rebuilt model."""
+    from stealsearch.problems.clique import proof as clique_proof
+
+    g = gnp(60, 0.7, seed=2)
+    omega = solve(CliqueProblem(g), backend="sequential").objective
+    for k in (None, omega + 1):
+        problem = CliqueProblem(g, heuristic="none", **({} if k is None else
+                                                         {"mode": "decide", "k": k}))
+        monkeypatch.setattr(clique_proof, "ELABORATE_THREADS", 1)
+        one, _, pbp_one = prove(tmp_path, problem, "one")
+        monkeypatch.setattr(clique_proof, "ELABORATE_THREADS", threads)
+        monkeypatch.setattr(clique_proof, "ELABORATE_BLOCK", 3)
+        many, opb, pbp = prove(tmp_path, problem, "many")
+        monkeypatch.setattr(clique_proof, "ELABORATE_BLOCK", 1 << 14)
+        assert one.nodes == many.nodes > 3 * 3 * threads
+        assert many.info["proof"]["records"] == many.nodes
+        assert sorted(pbp.read_bytes().split(b"\n")) == sorted(pbp_one.read_bytes().split(b"\n"))
+        assert accepted(rebuilt_model(tmp_path, g, k), pbp)
+
+
 @pytest.mark.parametrize("n,p,s", CASES[:6])
 def test_decide_without_a_k_clique_is_an_unsatisfiability_proof(tmp_path, n, p, s):
     """--mode decide --k (omega + 1): no clique, and a proof that the model with

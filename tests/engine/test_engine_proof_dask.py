@@ -1,12 +1,15 @@
-"""Proofs from Dask workers and from the ramp-up onto them: each worker's parts pulled to
-the client before its epoch is committed.  Random G(n <= 40) with random steal policies
-and threads per worker, over epochs that end at node counts (forced: NodeEpochs); a
-worker killed inside an epoch (forced: the proof kernel hooked to kill its process); a
-pull that fails (forced: the worker's read handler refuses) rolls the epoch back; a
-search stopped at a node limit with a checkpoint and finished by ``resume``; a ramp-up
-handed over at a node count; the command line.  Every proof is checked by our checker
-against the model this file writes from the graph's edges (VeriPB too, where a
-``veripb`` is on PATH), and has one record per node."""
+"""Proofs from Dask workers and from the ramp-up onto them: each worker's parts on the
+client before its epoch is committed, written there in place (these workers share the
+client's filesystem) or pulled (forced: the folder not offered, ``OFFER_FOLDER``).
+Random G(n <= 40) with random steal policies and threads per worker, over epochs that
+end at node counts (forced: NodeEpochs), on both routes; a worker killed inside an
+epoch (forced: the proof kernel hooked to kill its process); a pull that fails
+(forced: the client's pull refuses once) and an in-place part cut short (forced: the
+client's check truncates it first) each roll the epoch back; a search stopped at a
+node limit with a checkpoint and finished by ``resume``; a ramp-up handed over at a
+node count; the command line.  Every proof is checked by our checker against the
+model this file writes from the graph's edges (VeriPB too, where a ``veripb`` is on
+PATH), and has one record per node."""
 import functools
 import json
 import os
@@ -114,11 +117,33 @@ CASES = [(int(n), float(p), s) for s, (n, p) in enumerate(zip(
     np.random.default_rng(352).choice([0.5, 0.7, 0.8, 0.9], 5)))]
 
 
+ROUTES = ("in_place", "pulled")
+
+
+def take_route(monkeypatch, route: str):
+    """Make every part reach the client by ``route``: written into its folder in place
+    (these workers share its filesystem), or pulled (the folder not offered)."""
+    from stealsearch.engine.transports.dask import proof_parts
+
+    if route == "pulled":
+        monkeypatch.setattr(proof_parts, "OFFER_FOLDER", False)
+
+
+def assert_route(result, route: str):
+    """Every part came the way ``route`` says, none failed."""
+    figures = result.info["proof_pull"]
+    assert figures[route] > 0 and figures["failed"] == 0, figures
+    assert all(figures[other] == 0 for other in ROUTES if other != route), figures
+
+
+@pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("n,p,s", CASES)
-def test_dask_proof_of_random_graphs_over_forced_epochs(cluster, tmp_path, n, p, s):
+def test_dask_proof_of_random_graphs_over_forced_epochs(cluster, tmp_path, monkeypatch,
+                                                        n, p, s, route):
     """Random G(n, p) on 2 workers, 1-2 lanes each, a random policy, each epoch cut
-    after a few nodes: the parts of every worker, lane and epoch pulled to the client
-    make one proof of the sequential optimum."""
+    after a few nodes: the parts of every worker, lane and epoch, written into the
+    client's folder or pulled there, make one proof of the sequential optimum."""
+    take_route(monkeypatch, route)
     rng = random.Random(s)
     graph = gnp(n, p, seed=s)
     plain = solve(CliqueProblem(graph), backend="sequential")
@@ -132,7 +157,7 @@ def test_dask_proof_of_random_graphs_over_forced_epochs(cluster, tmp_path, n, p,
     finally:
         parts.cleanup()
     assert r.objective == plain.objective
-    assert r.info["proof_pull"]["failed"] == 0
+    assert_route(r, route)
     assert_proved(r, prefix, graph, tmp_path)
     assert all(v == (0, 0, 0) for v in leftovers(cluster).values()), leftovers(cluster)
 
@@ -153,10 +178,16 @@ class HookedProofClique(HookedClique):
 KILL_GRAPH = gnp(90, 0.8, seed=5)
 
 
-def test_dask_proof_through_a_kill(cluster, tmp_path):
+def test_dask_proof_through_a_kill(cluster, tmp_path, monkeypatch):
     """A worker kills itself inside a chunk of an epoch after a random number of nodes:
-    the epoch rolls back (its parts on the client never were, the dead worker's with
-    it) and the proof of the whole search still has one record per node and checks."""
+    the epoch rolls back, every part of it in the client's folder deleted (the dead
+    worker's, written there in place, with them), and the proof of the whole search
+    still has one record per node and checks."""
+    from stealsearch.engine.transports.dask import driver
+
+    real, deleted = driver.discard_epoch, []
+    monkeypatch.setattr(driver, "discard_epoch",
+                        lambda *a: deleted.append(real(*a)) or deleted[-1])
     plain = solve(CliqueProblem(KILL_GRAPH), backend="sequential")
     most = max(2, plain.nodes // (WORKERS + 1))
     rng = np.random.default_rng(35)
@@ -166,6 +197,8 @@ def test_dask_proof_through_a_kill(cluster, tmp_path):
     r = solve(problem, client=cluster, workers=WORKERS, checkpoint_every=0.2, proof=prefix)
     assert problem.killed() == 1 and r.recoveries >= 1
     assert r.objective == plain.objective
+    # the killed worker had created its part in the client's folder before it searched
+    assert r.info["proof_pull"]["in_place"] > 0 and sum(deleted) >= 1, deleted
     assert_proved(r, prefix, KILL_GRAPH, tmp_path)
 
 
@@ -174,6 +207,7 @@ def test_a_failed_pull_rolls_the_epoch_back(cluster, tmp_path, monkeypatch):
     is rolled back, its nodes searched again, and the proof still checks."""
     from stealsearch.engine.transports.dask import proof_parts
 
+    take_route(monkeypatch, "pulled")
     real, calls = proof_parts.pull_part, {"n": 0}
 
     async def failing_once(*args, **kwargs):
@@ -189,6 +223,52 @@ def test_a_failed_pull_rolls_the_epoch_back(cluster, tmp_path, monkeypatch):
     assert r.recoveries >= 1 and r.info["proof_pull"]["failed"] == 1 and r.nodes_redone > 0
     assert_proved(r, prefix, graph, tmp_path)
     assert not list(Path(tmp_path).glob("pull.parts-*")), "the parts folder was left"
+
+
+def test_a_short_in_place_part_rolls_the_epoch_back(cluster, tmp_path, monkeypatch):
+    """A part a worker wrote into the client's folder is one record short when the
+    client checks it (forced: truncated just before the first check): the epoch is
+    rolled back, its parts deleted, the folder offered no more (the epochs after it
+    pull their parts), and the proof still has one record per node and checks."""
+    from stealsearch.engine.transports.dask import proof_parts
+
+    real, calls = proof_parts._check_in_place, {"n": 0}
+
+    def truncating_once(folder, path, name, expected):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            os.truncate(Path(folder) / name, max(0, os.path.getsize(Path(folder) / name) - 8))
+        return real(folder, path, name, expected)
+
+    monkeypatch.setattr(proof_parts, "_check_in_place", truncating_once)
+    graph = gnp(40, 0.8, seed=7)
+    prefix = str(tmp_path / "short")
+    r = solve(CliqueProblem(graph), client=cluster, workers=WORKERS, proof=prefix)
+    figures = r.info["proof_pull"]
+    assert r.recoveries >= 1 and figures["failed"] == 1 and r.nodes_redone > 0, figures
+    assert figures["pulled"] > 0 and figures["in_place"] == 0, figures
+    assert_proved(r, prefix, graph, tmp_path)
+    assert not list(Path(tmp_path).glob("short.parts-*")), "the parts folder was left"
+
+
+def test_a_worker_reaches_the_folder_only_with_its_token(tmp_path):
+    """A worker writes into the client's folder only where it reads the token the client
+    wrote there, at that absolute path, and can create a file there."""
+    from stealsearch.engine.transports.dask import proof_parts
+
+    token = proof_parts.offer_folder(tmp_path, "abc")
+    folder = os.path.abspath(tmp_path)
+    assert proof_parts.reaches_folder(folder, "abc", token)
+    assert not proof_parts.reaches_folder(folder, "abc", token[::-1])
+    assert not proof_parts.reaches_folder(folder, "abd", token)
+    assert not proof_parts.reaches_folder(os.path.relpath(folder), "abc", token)
+    assert not proof_parts.reaches_folder(str(tmp_path / "none"), "abc", token)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".abc.token"], "a probe was left"
+    parts = proof_parts.WorkerParts(None)
+    assert parts.in_place("abc", folder, token) and not parts.in_place("abc", folder, None)
+    assert not parts.in_place("abc", folder, "other")
+    parts.remove_all()
+    assert not parts.reached and not parts.folders
 
 
 def test_checkpointed_stop_on_dask_then_resume_finishes_the_proof(cluster, tmp_path):
@@ -372,11 +452,32 @@ class HeldVictimClique(ProofKernelHooked):
         return _hold_after_a_node(*args)
 
 
+def test_a_retired_worker_hands_its_pulled_parts_over(tmp_path, monkeypatch):
+    """As below, every part pulled (the folder not offered): the peer that takes the
+    hand-over pulls the retiring worker's parts first, and the client pulls them from
+    that peer.  On a cluster of its own (the retired worker does not come back)."""
+    take_route(monkeypatch, "pulled")
+    with dask_client(workers=WORKERS) as client:
+        pids = set(client.run(os.getpid).values())
+        try:
+            r = retire_one_mid_epoch(client, tmp_path)
+        finally:
+            pids.update(client.run(os.getpid, on_error="ignore").values())
+    end_processes(sorted(pids))
+    assert_route(r, "pulled")
+
+
 def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
     """A worker retired mid-epoch after it expanded a node (forced: it holds there until
-    the retire is done): its outcome reaches the client through its peer, with its
-    parts, and the epoch is committed without a rollback; the proof checks.  Last in
-    the module: the retired worker does not come back."""
+    the retire is done): its outcome reaches the client through its peer, its parts in
+    the client's folder already, and the epoch is committed without a rollback; the
+    proof checks.  Last in the module: the retired worker does not come back."""
+    r = retire_one_mid_epoch(cluster, tmp_path)
+    assert_route(r, "in_place")
+
+
+def retire_one_mid_epoch(cluster, tmp_path):
+    """The retire of the two tests above, its proof checked; the result."""
     import threading
 
     graph = KILL_GRAPH
@@ -414,3 +515,4 @@ def test_a_retired_worker_hands_its_parts_over(cluster, tmp_path):
         (r.info["handovers"], r.recoveries)
     assert r.objective == plain.objective
     assert_proved(r, prefix, graph, tmp_path)
+    return r

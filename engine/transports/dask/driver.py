@@ -50,7 +50,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
+import os
 import time
 
 import numpy as np
@@ -67,7 +69,8 @@ from ...core.stack import make_stack
 from . import timeouts
 from .calls import call_soon, end_search, live_workers, register_plugin, running_workers
 from .epoch_watch import EpochWatch
-from .proof_parts import PULL_CHUNK, forget_parts, pull_parts
+from . import proof_parts
+from .proof_parts import PULL_CHUNK, discard_epoch, forget_parts, pull_parts
 from .shipper import ProblemShipper
 
 logger = logging.getLogger("stealsearch")
@@ -139,8 +142,14 @@ class DaskTransport(Transport):
                        "gift_rows_reclaimed": 0}
         self.last_peers: list[str] = []
         self.n_used = 0
-        #: a proof's parts pulled to the client: bytes, seconds, failed pulls
-        self.proof_pull = {"bytes": 0, "seconds": 0.0, "failed": 0}
+        #: a proof's parts on the client (parts and bytes): pulled, or found in the
+        #: client's folder (in_place); the seconds of both before the commits, epochs
+        #: rolled back for a missing part
+        self.proof_pull = {"pulled": 0, "pulled_bytes": 0, "in_place": 0, "in_place_bytes": 0,
+                           "seconds": 0.0, "failed": 0}
+        #: a proof: the token of the client's parts folder offered to the workers (None:
+        #: every part is pulled)
+        self.proof_token: str | None = None
 
     @property
     def peer_timeout(self) -> float:
@@ -181,6 +190,11 @@ class DaskTransport(Transport):
         self.watch = SearchWatch(self.client, loop.search_id, label=self.desc(loop.problem))
         if loop.stop_reason is not None or not loop.cut.n_rows():
             return
+        if loop.proof is not None and proof_parts.OFFER_FOLDER:
+            try:
+                self.proof_token = proof_parts.offer_folder(loop.proof.dir, loop.search_id)
+            except OSError as exc:          # then every part is pulled
+                logger.info("the proof folder is not offered to the workers: %r", exc)
         with self._connection():
             register_plugin(self.client)
             self.loading = list(self.first_peers)
@@ -299,6 +313,12 @@ class DaskTransport(Transport):
         return show
 
     def run_epoch(self, loop, spec: EpochSpec, cut: Cut) -> EpochRun:
+        if spec.proof is not None:
+            # the client's folder by its absolute path, and its token: a worker that
+            # reads the token there writes its parts there (proof_parts.py)
+            spec = dataclasses.replace(spec, proof=(os.path.abspath(spec.proof[0]),
+                                                    spec.proof[1]),
+                                       proof_token=self.proof_token)
         first = spec.epoch == 1 and bool(self.loading)
         if first:
             spec.load_wait = self.shipper.timeout()
@@ -359,15 +379,21 @@ class DaskTransport(Transport):
             return None
         if not whole:
             forget_parts(self.client, outs, spec.search_id)
+            discard_epoch(loop.proof.dir, spec.proof[1])
             return None
         t0 = time.perf_counter()
         why = pull_parts(self.client, outs, loop.proof.dir, loop.proof.width, spec.search_id,
-                         timeouts.CALL_TIMEOUT + PULL_CHUNK / timeouts.LOAD_RATE)
+                         timeouts.CALL_TIMEOUT + PULL_CHUNK / timeouts.LOAD_RATE,
+                         self.proof_pull)
         self.proof_pull["seconds"] += time.perf_counter() - t0
-        self.proof_pull["bytes"] += sum(k for o in outs for _, k in o.proof_parts) \
-            * loop.proof.width * 8
         if why is not None:
             self.proof_pull["failed"] += 1
+            discard_epoch(loop.proof.dir, spec.proof[1])
+            if self.proof_token is not None:
+                # a folder that once missed a part is not offered again: the epochs
+                # after this one pull every part
+                logger.info("the proof folder is offered to the workers no more (%s)", why)
+                self.proof_token = None
         return why
 
     def finish(self, loop) -> None:

@@ -1,33 +1,46 @@
-"""A proof's scaffold parts on the Dask backend: written on the workers, pulled into the
-client's parts folder before their epoch is committed.
+"""A proof's scaffold parts on the Dask backend: written on the workers, and on the
+client before their epoch is committed.
 
-On a worker (:class:`WorkerParts`, held by the stealstack extension, :mod:`.tables`):
-each search that logs a proof gets a folder of its own in the worker's local directory,
-made when its first epoch task starts there; that epoch's lanes write their parts into
-it (``EpochSpec.proof``'s folder, replaced by the task, :mod:`.task`).  The client reads
-a part in chunks (``stealsearch_proof_read``) and has it deleted once it holds it
+Two ways there, chosen per worker and search.  *In place*: the client writes a token
+file into its parts folder (:func:`offer_folder`) and the epoch spec carries the
+token; a worker that reads that token at that path and can create a file beside it
+shares the client's filesystem (a local cluster, a shared disk), and its lanes write
+their parts straight into the client's folder: nothing travels.  *Pulled*: any other
+worker's lanes write into a folder of the search in its own local directory
+(:class:`WorkerParts`, held by the stealstack extension, :mod:`.tables`; the epoch
+task chooses, :mod:`.task`), and the client reads each part in chunks
+(``stealsearch_proof_read``) and has it deleted once it holds it
 (``stealsearch_proof_drop``); the search's teardown (``unload``), the reaper of a
-vanished client's search and the worker's close remove the whole folder.
+vanished client's search and the worker's close remove the worker's folder.
 
 On the client (:func:`pull_parts`): after an epoch's outcomes are all in and before the
-epoch loop commits them, every part the outcomes name is appended, a chunk of at most
-:data:`PULL_CHUNK` bytes at a time, to a file of the same name in the client's parts
-folder (never a whole part in memory), and its size checked against its record count;
-the outcomes' ``proof_parts`` then name the client's files, which is what ``Cut.commit``
-keeps.
+epoch loop commits them, every part the outcomes name is in the client's parts folder
+with the size its record count makes: an in-place part is checked there (its size);
+a pulled one is appended, a chunk of at most :data:`PULL_CHUNK` bytes at a time, to a
+file of the same name (never a whole part in memory).  The outcomes' ``proof_parts`` then name the client's files,
+which is what ``Cut.commit`` keeps.
 
 Why the proof stays exact: a committed epoch's records must outlive the worker that
 wrote them (it may be killed in a later epoch), so they are on the client before the
-commit, or the epoch is not committed: a pull that fails (a worker lost after its task
-returned, a timeout, a short part) makes the epoch an aborted one (``EpochRun.abort``),
-rolled back like a lost worker's, its nodes expanded and recorded again from the old
-cut; whatever of its parts reached the client is deleted first.  So every node the
-committed counters count has its record on the client (one per node:
-:class:`stealsearch.engine.core.worker.WorkerSearch`), and no record of a rolled-back
-epoch is kept: an aborted epoch's outcomes name no client file (:func:`forget_parts`).
-A retiring worker's outcome reaches the client through a peer (:mod:`.tables`); the
-peer pulls its parts from the retiring worker while that one waits for its reply, so
-the client pulls them from the peer (``EpochOutcome.proof_host``) like any other; a
+commit, or the epoch is not committed: a part that is not there whole (a worker lost
+after its task returned, a timeout, a part of the wrong size) makes the epoch an
+aborted one (``EpochRun.abort``), rolled back like a lost worker's, its nodes
+expanded and recorded again from the old cut; every file of that epoch in
+the client's folder is deleted first (:func:`discard_epoch`: a killed worker's partial
+in-place parts too, which no outcome names), and a folder that once failed this way
+is not offered again in the search.  So every node the committed counters count has
+its record on the client (one per node: :class:`stealsearch.engine.core.worker.WorkerSearch`),
+and no record of a rolled-back epoch is kept: an aborted epoch's outcomes name no
+client file (:func:`forget_parts`).  A part's name is its search, epoch, rank and lane,
+and an epoch number is never reused in a search, so two epochs never write one file; a
+part is created, never appended to (:class:`~stealsearch.engine.core.proof.PartWriter`),
+so a second writer of one name fails its epoch instead of adding records.  A late
+writer of a rolled-back epoch (a stalled worker that wakes) writes to an unlinked file
+or a file no cut names: the proof is made of the parts the final cut names, nothing
+else in the folder.  A retiring worker's outcome reaches the client through a peer
+(:mod:`.tables`): in-place parts are where they are; otherwise the peer
+pulls them from the retiring worker while that one waits for its reply, so the
+client pulls them from the peer (``EpochOutcome.proof_host``) like any other; a
 hand-over whose parts did not arrive makes that pull fail, and the epoch rolls back.
 """
 from __future__ import annotations
@@ -35,8 +48,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 from ...core.epochs import handler_name
@@ -47,6 +62,41 @@ logger = logging.getLogger("stealsearch")
 PULL_CHUNK = 8 << 20
 #: the suffix of a part's file (:func:`stealsearch.engine.core.proof.open_part`)
 PART_SUFFIX = ".rec"
+#: offer the client's parts folder to workers that share its filesystem (else every
+#: part is pulled)
+OFFER_FOLDER = True
+
+
+def token_path(folder, search_id: str) -> Path:
+    """The token file of ``search_id`` in the client's parts folder."""
+    return Path(folder) / f".{search_id}.token"
+
+
+def offer_folder(folder, search_id: str) -> str:
+    """Write a fresh token for ``search_id`` into the client's parts folder and return
+    it (the epoch spec carries it: ``EpochSpec.proof_token``)."""
+    token = secrets.token_hex(16)
+    with open(token_path(folder, search_id), "w") as fh:
+        fh.write(token)
+    return token
+
+
+def reaches_folder(folder, search_id: str, token: str) -> bool:
+    """Does this process see the client's parts folder ``folder`` (an absolute path):
+    the token the client wrote there, and a file of its own created there?"""
+    if not (isinstance(folder, str) and os.path.isabs(folder) and isinstance(token, str)):
+        return False
+    try:
+        with open(token_path(folder, search_id)) as fh:
+            if fh.read() != token:
+                return False
+        probe = Path(folder) / f".{search_id}.probe-{uuid.uuid4().hex}"
+        with open(probe, "xb"):
+            pass
+        os.unlink(probe)
+    except OSError:
+        return False
+    return True
 
 
 def part_name(search_id: str, name: str) -> bool:
@@ -62,6 +112,19 @@ class WorkerParts:
         self.root = root
         #: search id -> its folder
         self.folders: dict[str, Path] = {}
+        #: search id -> (the client's folder, its token, whether this worker reaches it)
+        self.reached: dict[str, tuple[str, str, bool]] = {}
+
+    def in_place(self, search_id: str, folder, token) -> bool:
+        """Do this search's parts go straight into the client's ``folder`` from here
+        (:func:`reaches_folder`, asked once per search)?"""
+        if token is None:
+            return False
+        seen = self.reached.get(search_id)
+        if seen is None or seen[:2] != (folder, token):
+            seen = (folder, token, reaches_folder(folder, search_id, token))
+            self.reached[search_id] = seen
+        return seen[2]
 
     def folder(self, search_id: str) -> Path:
         """The folder of ``search_id``'s parts here (made the first time)."""
@@ -104,12 +167,13 @@ class WorkerParts:
     def remove(self, search_id: str) -> None:
         """The search is unloaded here: its folder goes (a lane still writing to a part
         writes to an unlinked file; its epoch is discarded or its part pulled already)."""
+        self.reached.pop(search_id, None)
         folder = self.folders.pop(search_id, None)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
     def remove_all(self) -> None:
-        for search_id in list(self.folders):
+        for search_id in set(self.folders) | set(self.reached):
             self.remove(search_id)
 
 
@@ -155,21 +219,34 @@ async def pull_part(client, host: str, search_id: str, name: str, target: Path,
             offset += len(data)
 
 
-def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: float) -> str | None:
-    """Every part the outcomes name, into ``folder`` (the client's parts folder); the
-    outcomes' ``proof_parts`` then name the client's files, and each worker is told to
-    delete what it gave (in the background).  Returns why a pull failed (the caller
-    aborts the epoch; nothing pulled is left behind, and the outcomes name no part), or
-    None.  ``timeout``: seconds one chunk's call may take."""
+def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: float,
+               figures: dict | None = None) -> str | None:
+    """Every part the outcomes name, in ``folder`` (the client's parts folder): an
+    in-place part checked there, any other pulled there; the outcomes' ``proof_parts``
+    then name the client's files, and each worker is told to delete what it gave (in
+    the background).  Returns why a part is not there whole (the caller aborts the
+    epoch and deletes its files, :func:`discard_epoch`; the outcomes then name no
+    part), or None.  ``timeout``: seconds one chunk's call may take; ``figures``:
+    counts added to (parts and bytes: ``pulled``, ``in_place``)."""
     folder = Path(folder)
     jobs = []           # (outcome, host, name, target, records)
+    in_place = []       # (outcome, path, name, records)
     for o in outcomes:
         host = o.proof_host or o.address
         for path, records in o.proof_parts:
             name = os.path.basename(str(path))
             if not part_name(search_id, name):
+                forget_parts(client, outcomes, search_id)
                 return f"{o.address} named a part {name!r} that is not of this search"
-            jobs.append((o, host, name, folder / name, int(records)))
+            if o.proof_in_place:
+                in_place.append((o, str(path), name, int(records)))
+            else:
+                jobs.append((o, host, name, folder / name, int(records)))
+    for o, path, name, records in in_place:
+        why = _check_in_place(folder, path, name, records * width * 8)
+        if why is not None:
+            forget_parts(client, outcomes, search_id)
+            return f"the proof part {name} of {o.address} {why}"
 
     async def pull_all():
         return await asyncio.gather(*(
@@ -198,19 +275,54 @@ def pull_parts(client, outcomes, folder, width: int, search_id: str, timeout: fl
         o.proof_host = None
     for _, host, name, _, _ in jobs:
         by_host.setdefault(host, []).append(name)
+    if figures is not None:
+        for key, value in (("pulled", len(jobs)),
+                           ("pulled_bytes", sum(j[4] for j in jobs) * width * 8),
+                           ("in_place", len(in_place)),
+                           ("in_place_bytes", sum(k for *_, k in in_place) * width * 8)):
+            figures[key] = figures.get(key, 0) + value
     _drop(client, by_host, search_id)
     return None
 
 
+def _check_in_place(folder: Path, path: str, name: str, expected: int) -> str | None:
+    """Why an in-place part is not in ``folder`` whole, or None."""
+    if os.path.dirname(os.path.abspath(path)) != os.path.abspath(folder):
+        return f"is not in the client's folder ({path})"
+    try:
+        size = os.stat(folder / name).st_size
+    except OSError as exc:
+        return f"is not in the client's folder ({exc.__class__.__name__})"
+    if size != expected:
+        return f"has {size} bytes in the client's folder, its records make {expected}"
+    return None
+
+
+def discard_epoch(folder, epoch_prefix: str) -> int:
+    """Delete every part of a rolled-back epoch in the client's ``folder``
+    (``epoch_prefix``: ``EpochSpec.proof``'s name prefix, ``SEARCH.EPOCH``): pulled or
+    written in place, named by an outcome or left by a worker that died; how many."""
+    deleted = 0
+    for path in Path(folder).glob(f"{epoch_prefix}.*{PART_SUFFIX}"):
+        try:
+            path.unlink()
+            deleted += 1
+        except OSError:
+            pass
+    return deleted
+
+
 def forget_parts(client, outcomes, search_id: str) -> None:
-    """An aborted epoch's outcomes: their parts stay on the workers (deleted there in the
-    background) and name no client file (the epoch loop deletes the parts an aborted
-    epoch names, which must be the client's own)."""
+    """An aborted epoch's outcomes: their pulled parts stay on the workers (deleted
+    there in the background), and they name no client file (the epoch loop deletes the
+    parts an aborted epoch names, which must be the client's own; the client's files
+    of the epoch go with :func:`discard_epoch`)."""
     by_host: dict[str, list[str]] = {}
     for o in outcomes:
-        for path, _ in o.proof_parts:
-            by_host.setdefault(o.proof_host or o.address, []).append(
-                os.path.basename(str(path)))
+        if not o.proof_in_place:
+            for path, _ in o.proof_parts:
+                by_host.setdefault(o.proof_host or o.address, []).append(
+                    os.path.basename(str(path)))
         o.proof_parts = ()
     _drop(client, by_host, search_id)
 

@@ -68,8 +68,10 @@ flight (the others close their connections to a leaving worker) is put back from
 Proofs: a search that logs one writes its parts into a folder of its own on each
 worker (:class:`.proof_parts.WorkerParts`), read by the client in chunks
 (``stealsearch_proof_read``) and deleted once pulled (``stealsearch_proof_drop``); the
-search's teardown, the reaper and the close remove the folder.  A peer that takes a
-retiring worker's hand-over pulls the outcome's parts from it first
+search's teardown, the reaper and the close remove the folder.  A worker that shares
+the client's filesystem writes them into the client's folder instead, and keeps
+nothing.  A peer that takes a retiring worker's hand-over pulls the outcome's parts
+from it first, unless they are in the client's folder already
 (:meth:`StealstackExtension.handle_handover`).
 
 The probes at the end (:func:`running_searches`, :func:`loaded_problems`, ...) are
@@ -317,11 +319,12 @@ class StealstackExtension:
     async def handle_handover(self, search_id, epoch, rank, outcome):
         """Keep the outcome a leaving peer of epoch ``(search_id, epoch)`` handed here;
         a proof's parts are pulled from it first (it waits for this reply before it
-        closes), into this worker's folder, where the client pulls them from.  A pull
+        closes), into this worker's folder, where the client pulls them from (parts in
+        the client's folder already stay there).  A pull
         that fails leaves the outcome naming the leaving worker's parts: the client's
         pull of them fails and the epoch rolls back."""
         key = (search_id, int(epoch))
-        if outcome.proof_parts and outcome.proof_host is None:
+        if outcome.proof_parts and outcome.proof_host is None and not outcome.proof_in_place:
             outcome = await self._take_parts(search_id, outcome)
         self.handovers.setdefault(key, {})[int(rank)] = outcome
         self.handover_times[key] = time.monotonic()
@@ -367,6 +370,15 @@ class StealstackExtension:
             if self.is_ended(search_id):
                 return None
             return self.proof.folder(search_id)
+
+    def proof_in_place(self, search_id: str, folder, token) -> bool | None:
+        """Does the search's epoch task here write its parts straight into the client's
+        ``folder`` (:meth:`.proof_parts.WorkerParts.in_place`)?  None once the search
+        ended here (its task then fails the epoch)."""
+        with self.changed:
+            if self.is_ended(search_id):
+                return None
+        return self.proof.in_place(search_id, folder, token)
 
     def handle_handovers(self, search_id, epoch):
         """The outcomes leaving peers handed here for the client to fetch."""

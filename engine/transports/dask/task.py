@@ -57,13 +57,19 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
                           f"{worker.address}")
         return failed(f"the rows of epoch {spec.epoch} did not reach {worker.address} "
                       f"within {ticket.wait:.0f} s")
+    in_place = False
     if spec.proof is not None:
-        # a proof: this epoch's parts go into the search's folder on this worker (the
-        # client's folder named in the spec is the client's; it pulls them from here)
-        folder = stealstack.proof_folder(spec.search_id)
-        if folder is None:
+        # a proof: this epoch's parts go into the client's folder named in the spec when
+        # this worker shares its filesystem, else into the search's folder on this
+        # worker, from which the client pulls them (proof_parts.py)
+        in_place = stealstack.proof_in_place(spec.search_id, spec.proof[0], spec.proof_token)
+        if in_place is None:
             return failed(f"search {spec.search_id} ended on {worker.address}")
-        spec = dataclasses.replace(spec, proof=(str(folder), spec.proof[1]))
+        if not in_place:
+            folder = stealstack.proof_folder(spec.search_id)
+            if folder is None:
+                return failed(f"search {spec.search_id} ended on {worker.address}")
+            spec = dataclasses.replace(spec, proof=(str(folder), spec.proof[1]))
     rows = make_stack(problem).codec.decode(share.payload)
     if len(rows) != ticket.n_rows or share.n_rows != ticket.n_rows:
         return failed(f"the share of epoch {spec.epoch} on {worker.address} has {len(rows)} "
@@ -74,8 +80,10 @@ def run_epoch(spec: EpochSpec, ticket: ShareTicket) -> EpochOutcome:
     if early is not None:       # stopped ("cut") before it started: return the rows untouched
         search.handle_stop(early)
     try:
-        search.outcome = search.run()
-        return search.outcome
+        outcome = search.run()
+        outcome.proof_in_place = in_place
+        search.outcome = outcome
+        return outcome
     finally:
         search.stop_event.set()
         search.finished.set()
