@@ -16,7 +16,9 @@ Modes (``mode=``):
                      ENUMERATE).  In a graph with no vertex the empty clique is the
                      one maximal clique.
 
-Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"incmaxsat"`` on graphs of
+Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"filtsat"`` with the
+``"maxiset"`` order where that order's partition has at most 1.3 x the initial clique's
+classes (``AUTO_MAXISET_RATIO``; the default order only), else ``"incmaxsat"`` on graphs of
 density >= 0.8 whose initial clique has >= 12 vertices and >= 0.7 x the root bound,
 ``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices
 and on graphs of any density whose initial clique has >= 30 vertices,
@@ -115,15 +117,16 @@ AUTO_MAXSAT_LARGE_CLIQUE = 30
 #: node does not pay (benchmarks/RESULTS.md).
 AUTO_INCMAXSAT_DENSITY = 0.8
 AUTO_INCMAXSAT_GAP = 0.7
-#: ``auto`` takes the ``maxiset`` order (with the bound it picks as before) in place of the
-#: degeneracy order where the maximum independent sets partition the vertices into at
-#: most AUTO_MAXISET_RATIO x the first incumbent's size classes: a partition close to
-#: omega, where CliSAT's COLOR-SORT and MoMC's MaxIndSet orders pay (keller5's sub-graphs:
-#: 100x fewer nodes) while on graphs whose partition stays far above omega (p_hat300-3,
-#: brock200_1, C125.9) the degeneracy order expands fewer nodes (benchmarks/RESULTS.md).
-#: The partition is searched only on graphs of density >= AUTO_MAXISET_DENSITY (a sparse
-#: graph's complement makes each search long) whose root bound is <= AUTO_MAXISET_SCREEN x
-#: the incumbent
+#: ``auto`` takes the ``maxiset`` order and the ``filtsat`` bound, in place of the
+#: degeneracy order and the rules above, where the maximum independent sets partition
+#: the vertices into at most AUTO_MAXISET_RATIO x the first incumbent's size classes: a
+#: partition close to omega, where CliSAT's COLOR-SORT and MoMC's MaxIndSet orders pay
+#: (keller graphs), and where the candidates often fit in as many classes as vertices are
+#: still to find (FiltSAT's case).  Where the partition stays far above omega (p_hat*-3,
+#: brock, C*.9) the degeneracy order expands fewer nodes (benchmarks/RESULTS.md).  The
+#: partition is searched only on graphs of density >= AUTO_MAXISET_DENSITY (a sparse
+#: graph's complement makes each search long) whose root bound is <= AUTO_MAXISET_SCREEN
+#: x the incumbent
 AUTO_MAXISET_RATIO = 1.3
 AUTO_MAXISET_DENSITY = 0.6
 AUTO_MAXISET_SCREEN = 2.0
@@ -292,6 +295,9 @@ class CliqueProblem(Problem):
                 if (graph.density() >= AUTO_INCMAXSAT_DENSITY
                         and clique >= AUTO_INCMAXSAT_GAP * self.root_bound):
                     self.bound = "incmaxsat"
+            if self.order_name == "maxiset":
+                # candidates that fit in the few classes left: FiltSAT's case
+                self.bound = "filtsat"
 
     def _maxiset_where_it_fits(self, graph: Graph, clique: int) -> None:
         """``auto``'s order: the ``maxiset`` order instead of the degeneracy order where

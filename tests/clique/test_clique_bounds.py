@@ -103,9 +103,12 @@ def test_auto_picks_maxsat_only_on_dense_graphs_with_a_large_clique():
     edges = [(u, v) for u in range(120) for v in range(u + 1, 120) if u % parts != v % parts]
     multi = Graph.from_edges(120, edges)
     assert multi.density() > 0.85
-    assert CliqueProblem(multi).bound == "colour"
-    r = solve(CliqueProblem(multi), backend="sequential")
-    assert r.objective == parts and r.verified
+    # (with the default order its 8 parts are a partition at omega: the maxiset rule's)
+    assert (CliqueProblem(multi).order_name, CliqueProblem(multi).bound) == ("maxiset", "filtsat")
+    assert CliqueProblem(multi, order="iset").bound == "colour"
+    for order in ("degeneracy", "iset"):
+        r = solve(CliqueProblem(multi, order=order), backend="sequential")
+        assert r.objective == parts and r.verified
     assert CliqueProblem(gnp(90, 0.8, seed=3)).bound == "maxsat"
     assert CliqueProblem(gnp(90, 0.5, seed=3)).bound == "colour"
     assert CliqueProblem(gnp(90, 0.8, seed=3), heuristic="none").bound == "maxsat"
@@ -144,6 +147,7 @@ def test_auto_takes_the_maxiset_order_where_its_partition_is_close_to_the_clique
         assert r.status == "optimal" and r.objective == omega and r.verified, name
         if want == "maxiset":
             assert problem.root_bound <= AUTO_MAXISET_RATIO * len(problem.start_clique)
+            assert problem.bound == "filtsat"
     # an explicit order other than the default is kept
     assert CliqueProblem(read_dimacs(DATA / "hamming8-4.clq"), order="degree").order_name == "degree"
 

@@ -308,9 +308,8 @@ def maxiset_partition(adj, n, budget):
     :func:`iset_partition`'s rule (fewest neighbours first) as its first incumbent, so
     a set is never smaller than the greedy rule's; then the smallest classes are
     emptied where their vertices fit elsewhere (:func:`_empty_small_classes`).  On
-    graphs like keller5 the greedy sets leave 1.3x as many classes (41 against MoMC's
-    31 at the root), and the root's colouring is the order every node's colouring
-    inherits.  Returns what :func:`iset_partition` returns, the classes listed largest
+    graphs like the keller graphs the greedy sets leave far more classes than omega,
+    and the root's partition is the order every node's colouring inherits.  Returns what :func:`iset_partition` returns, the classes listed largest
     first (the search's colouring takes them in that order, so the classes below the
     threshold hold the most vertices)."""
     W = adj.shape[1]
