@@ -18,7 +18,7 @@ Modes (``mode=``):
 
 Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"filtsat"`` with the
 ``"maxiset"`` order where that order's partition has at most 1.3 x the initial clique's
-classes (``AUTO_MAXISET_RATIO``; the default order only), else ``"incmaxsat"`` on graphs of
+classes (``AUTO_MAXISET_RATIO``; the default order, 150 vertices or more), else ``"incmaxsat"`` on graphs of
 density >= 0.8 whose initial clique has >= 12 vertices and >= 0.7 x the root bound,
 ``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices
 and on graphs of any density whose initial clique has >= 30 vertices,
@@ -126,8 +126,10 @@ AUTO_INCMAXSAT_GAP = 0.7
 #: brock, C*.9) the degeneracy order expands fewer nodes (benchmarks/RESULTS.md).  The
 #: partition is searched only on graphs of density >= AUTO_MAXISET_DENSITY (a sparse
 #: graph's complement makes each search long) whose root bound is <= AUTO_MAXISET_SCREEN
-#: x the incumbent
+#: x the incumbent, and with at least AUTO_MAXISET_MIN_N vertices (below it any order
+#: solves in milliseconds, and the small graphs keep the trees they had)
 AUTO_MAXISET_RATIO = 1.3
+AUTO_MAXISET_MIN_N = 150
 AUTO_MAXISET_DENSITY = 0.6
 AUTO_MAXISET_SCREEN = 2.0
 #: reasoning level of :func:`reason_kernel` per bound
@@ -308,8 +310,8 @@ class CliqueProblem(Problem):
         carried over vertex for vertex and the root bound stays the least of the bounds
         computed."""
         n, W = graph.n, self.words
-        if (graph.density() < AUTO_MAXISET_DENSITY or n * n * W > ISET_WORK_LIMIT
-                or self.root_bound > AUTO_MAXISET_SCREEN * clique):
+        if (n < AUTO_MAXISET_MIN_N or graph.density() < AUTO_MAXISET_DENSITY
+                or n * n * W > ISET_WORK_LIMIT or self.root_bound > AUTO_MAXISET_SCREEN * clique):
             return
         isets, n_isets, iset_of = maxiset_partition(graph.rows.view(np.int64), n, MAXISET_NODES)
         if n_isets > AUTO_MAXISET_RATIO * clique:

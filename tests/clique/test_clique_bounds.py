@@ -103,12 +103,9 @@ def test_auto_picks_maxsat_only_on_dense_graphs_with_a_large_clique():
     edges = [(u, v) for u in range(120) for v in range(u + 1, 120) if u % parts != v % parts]
     multi = Graph.from_edges(120, edges)
     assert multi.density() > 0.85
-    # (with the default order its 8 parts are a partition at omega: the maxiset rule's)
-    assert (CliqueProblem(multi).order_name, CliqueProblem(multi).bound) == ("maxiset", "filtsat")
-    assert CliqueProblem(multi, order="iset").bound == "colour"
-    for order in ("degeneracy", "iset"):
-        r = solve(CliqueProblem(multi, order=order), backend="sequential")
-        assert r.objective == parts and r.verified
+    assert CliqueProblem(multi).bound == "colour"
+    r = solve(CliqueProblem(multi), backend="sequential")
+    assert r.objective == parts and r.verified
     assert CliqueProblem(gnp(90, 0.8, seed=3)).bound == "maxsat"
     assert CliqueProblem(gnp(90, 0.5, seed=3)).bound == "colour"
     assert CliqueProblem(gnp(90, 0.8, seed=3), heuristic="none").bound == "maxsat"
@@ -136,8 +133,9 @@ def test_auto_takes_the_maxiset_order_where_its_partition_is_close_to_the_clique
     from stealsearch.problems.clique.problem import AUTO_MAXISET_RATIO
     # hamming8-4: 20 maximum independent sets for omega 16, within the ratio -> maxiset;
     # p_hat300-3: its partition is twice omega -> the degeneracy order stays
+    # johnson8-4-4 (70 vertices) is below AUTO_MAXISET_MIN_N
     for name, want in (("hamming8-4", "maxiset"), ("p_hat300-1", "degeneracy"),
-                       ("johnson8-4-4", "maxiset"), ("keller4", "degeneracy")):
+                       ("johnson8-4-4", "degeneracy"), ("keller4", "degeneracy")):
         g = read_dimacs(DATA / f"{name}.clq")
         problem = CliqueProblem(g)
         assert problem.order_name == want, name
@@ -152,10 +150,13 @@ def test_auto_takes_the_maxiset_order_where_its_partition_is_close_to_the_clique
     assert CliqueProblem(read_dimacs(DATA / "hamming8-4.clq"), order="degree").order_name == "degree"
 
 
-def test_auto_with_the_maxiset_order_agrees_with_networkx_on_dense_graphs():
-    # dense G(n, p): where the rule switches, the first incumbent is carried into the new
-    # numbering (a clique of the graph, checked) and omega stays networkx's, in max and
-    # decide mode, with and without the first incumbent
+def test_auto_with_the_maxiset_order_agrees_with_networkx_on_dense_graphs(monkeypatch):
+    # dense G(n, p), the size threshold lifted: where the rule switches, the first
+    # incumbent is carried into the new numbering (a clique of the graph, checked) and
+    # omega stays networkx's, in max and decide mode, with and without the first incumbent
+    import stealsearch.problems.clique.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "AUTO_MAXISET_MIN_N", 0)
     rng = np.random.default_rng(77)
     switched = 0
     for s in range(40):
