@@ -114,6 +114,29 @@ def colour_sort_order(adj, n, base):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _fewest_neighbours(cand, adj, n, W):
+    """The vertex of the bitset ``cand`` with the fewest neighbours in ``cand`` (the
+    lowest on ties; -1 if ``cand`` is empty): the minimum-degree rule that grows a large
+    independent set."""
+    one = np.int64(1)
+    pick = -1
+    fewest = n + 1
+    for w in range(W):
+        q = cand[w]
+        while q != 0:
+            b = ctz(q)
+            q &= ~(one << b)
+            v = w * 64 + b
+            d = 0
+            for w2 in range(W):
+                d += popcount(cand[w2] & adj[v, w2])
+            if d < fewest:
+                fewest = d
+                pick = v
+    return pick
+
+
 @njit(nogil=True, cache=True)
 def iset_partition(adj, n):
     """A partition of V into independent sets (colour classes), each grown greedily in
@@ -141,20 +164,7 @@ def iset_partition(adj, n):
         for w in range(W):
             cand[w] = R[w]
         while True:
-            pick = -1
-            fewest = n + 1
-            for w in range(W):
-                q = cand[w]
-                while q != 0:
-                    b = ctz(q)
-                    q &= ~(one << b)
-                    v = w * 64 + b
-                    d = 0
-                    for w2 in range(W):
-                        d += popcount(cand[w2] & adj[v, w2])
-                    if d < fewest:
-                        fewest = d
-                        pick = v
+            pick = _fewest_neighbours(cand, adj, n, W)
             if pick < 0:
                 break
             out[placed] = pick
@@ -339,20 +349,7 @@ def maxiset_partition(adj, n, budget):
             cand[w] = R[w]
             greedy[w] = 0
         while True:
-            pick = -1
-            fewest = n + 1
-            for w in range(W):
-                q = cand[w]
-                while q != 0:
-                    b = ctz(q)
-                    q &= ~(one << b)
-                    v = w * 64 + b
-                    d = 0
-                    for w2 in range(W):
-                        d += popcount(cand[w2] & adj[v, w2])
-                    if d < fewest:
-                        fewest = d
-                        pick = v
+            pick = _fewest_neighbours(cand, adj, n, W)
             if pick < 0:
                 break
             greedy[pick >> 6] |= one << (pick & 63)
