@@ -150,6 +150,22 @@ def test_auto_takes_the_maxiset_order_where_its_partition_is_close_to_the_clique
     assert CliqueProblem(read_dimacs(DATA / "hamming8-4.clq"), order="degree").order_name == "degree"
 
 
+@pytest.mark.parametrize("name", ["gen200_p0.9_55.clq.gz", "frb30-15-1.clq.gz"])
+def test_a_proof_of_auto_in_the_maxiset_order_checks(tmp_path, name):
+    # the proof's search keeps auto's order with the logged colour bound: a tree
+    # (gen200_p0.9_55) and a root the partition alone closes (frb30-15-1: the root's
+    # partition, renumbered with the vertices, is the one the proof writes)
+    from stealsearch.check_proof import check_files
+
+    g = read_dimacs(DATA / name)
+    problem = CliqueProblem(g)
+    assert problem.order_name == "maxiset"
+    prefix = tmp_path / "p"
+    r = solve(problem, backend="sequential", proof=str(prefix))
+    assert r.status == "optimal" and r.info["proof"]["written"]
+    check_files(f"{prefix}.opb", f"{prefix}.pbp")
+
+
 def test_auto_with_the_maxiset_order_agrees_with_networkx_on_dense_graphs(monkeypatch):
     # dense G(n, p), the size threshold lifted: where the rule switches, the first
     # incumbent is carried into the new numbering (a clique of the graph, checked) and
