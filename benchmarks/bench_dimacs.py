@@ -222,12 +222,14 @@ def run(args) -> None:
 
 def run_bounds(rec: dict, graph, args) -> None:
     """Our runs with each bound of ``--bounds`` beside ``auto``'s, in ``rec["bounds"]``;
-    a bound ``auto`` resolved to is not run twice (its record is ``rec["ours"]``).  A
+    a bound ``auto`` resolved to in the default order is not run twice (its record is
+    ``rec["ours"]``).  A
     bound may carry options: ``B+inc`` (MoMC's incremental bound over the engine's
     finished subtrees, ``incremental=True``), ``B+none`` (no initial clique), or both."""
     for spec in args.bounds or []:
         b, *options = spec.split("+")
-        if not options and b == rec["ours"].get("resolved"):
+        if (not options and b == rec["ours"].get("resolved")
+                and rec["ours"].get("order", "degeneracy") == "degeneracy"):
             continue
         unknown = set(options) - {"inc", "none"}
         if unknown:

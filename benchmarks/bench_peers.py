@@ -228,7 +228,7 @@ def run_ours(graph, bound: str, limit: float, wall_factor: float | None = None, 
                if "finished_pruned" in r.counters else {}),
             "omega": r.objective, "initial": len(problem.start_clique),
             "initial_seconds": problem.initial_seconds, "root_bound": problem.root_bound,
-            "resolved": problem.bound}
+            "resolved": problem.bound, "order": problem.order_name}
 
 
 #: runs longer than this (CPU seconds) are not repeated: the grid's total must fit

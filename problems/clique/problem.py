@@ -16,7 +16,9 @@ Modes (``mode=``):
                      ENUMERATE).  In a graph with no vertex the empty clique is the
                      one maximal clique.
 
-Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"incmaxsat"`` on graphs of
+Bounds (``bound=``, max/decide): ``"auto"`` (default) is ``"filtsat"`` with the
+``"maxiset"`` order where that order's partition has at most 1.3 x the initial clique's
+classes (``AUTO_MAXISET_RATIO``; the default order, 150 vertices or more), else ``"incmaxsat"`` on graphs of
 density >= 0.8 whose initial clique has >= 12 vertices and >= 0.7 x the root bound,
 ``"maxsat"`` on other graphs of density >= 0.7 whose initial clique has >= 12 vertices
 and on graphs of any density whose initial clique has >= 30 vertices,
@@ -37,8 +39,11 @@ Pardalos 2023); or the seed's
 
 Vertex order (``order=``, MCS family only): ``"degeneracy"`` (reverse min-degree
 removal), ``"degree"`` (decreasing degree), ``"colour-sort"`` (greedy colour classes
-of the degeneracy order, lowest colour first) or ``"iset"`` (the independent-set
-partition of :func:`.kernels.orders.iset_partition`, class by class: MoMC's MaxIndSet ordering).
+of the degeneracy order, lowest colour first), ``"iset"`` (the independent-set
+partition of :func:`.kernels.orders.iset_partition`, class by class, each class grown
+greedily) or ``"maxiset"`` (MoMC's MaxIndSet ordering: each class a maximum independent
+set of the vertices left, as far as a search of MAXISET_NODES nodes finds,
+:func:`.kernels.orders.maxiset_partition`, largest class first).
 Initial clique (``heuristic=``, max mode): ``"amts"`` (the default for the MCS family)
 runs ``"greedy"`` and then Wu and Hao's adaptive multistart tabu search from its clique
 (:mod:`.local_search`, one vertex per colour class of the root bound's partition, a
@@ -80,7 +85,8 @@ from .kernels.bounds_seed import SEED_BOUNDS, seed_kernel
 from .kernels.colour_classes import class_of_vertices, greedy_colour_classes
 from .kernels.counting import count_all_kernel, count_maximal_kernel
 from .kernels.greedy import greedy_clique
-from .kernels.orders import colour_sort_order, degeneracy_order, degree_order, iset_partition
+from .kernels.orders import (colour_sort_order, degeneracy_order, degree_order, iset_partition,
+                             maxiset_partition)
 from .kernels.rows import BOUND, LEVEL, X0
 from .local_search import AMTS_DEPTH, amts, amts_iterations
 from .model import CliqueInputError, Graph, bitset_to_indices, words_for
@@ -111,9 +117,24 @@ AUTO_MAXSAT_LARGE_CLIQUE = 30
 #: node does not pay (benchmarks/RESULTS.md).
 AUTO_INCMAXSAT_DENSITY = 0.8
 AUTO_INCMAXSAT_GAP = 0.7
+#: ``auto`` takes the ``maxiset`` order and the ``filtsat`` bound, in place of the
+#: degeneracy order and the rules above, where the maximum independent sets partition
+#: the vertices into at most AUTO_MAXISET_RATIO x the first incumbent's size classes: a
+#: partition close to omega, where CliSAT's COLOR-SORT and MoMC's MaxIndSet orders pay
+#: (keller graphs), and where the candidates often fit in as many classes as vertices are
+#: still to find (FiltSAT's case).  Where the partition stays far above omega (p_hat*-3,
+#: brock, C*.9) the degeneracy order expands fewer nodes (benchmarks/RESULTS.md).  The
+#: partition is searched only on graphs of density >= AUTO_MAXISET_DENSITY (a sparse
+#: graph's complement makes each search long) whose root bound is <= AUTO_MAXISET_SCREEN
+#: x the incumbent, and with at least AUTO_MAXISET_MIN_N vertices (below it any order
+#: solves in milliseconds, and the small graphs keep the trees they had)
+AUTO_MAXISET_RATIO = 1.3
+AUTO_MAXISET_MIN_N = 150
+AUTO_MAXISET_DENSITY = 0.6
+AUTO_MAXISET_SCREEN = 2.0
 #: reasoning level of :func:`reason_kernel` per bound
 REASON_LEVEL = {"recolour": 1, "infra": 2, "maxsat": 3, "incmaxsat": 4, "filtsat": 5}
-ORDERS = ("degeneracy", "degree", "colour-sort", "iset")
+ORDERS = ("degeneracy", "degree", "colour-sort", "iset", "maxiset")
 HEURISTICS = ("amts", "greedy", "none")
 #: cap on the initial heuristic's work (candidate evaluations of W words each)
 HEURISTIC_EFFORT = 2_000_000
@@ -125,6 +146,9 @@ AMTS_CLOSE_FACTOR = 10
 #: stay below this, so that it stays a small part of the set-up; above it the root bound
 #: is the greedy colouring's
 ISET_WORK_LIMIT = 500_000_000
+#: the node budget of each maximum independent set search of the ``maxiset`` order
+#: (MoMC's MaxIndSet ordering cuts each search off after 50,000 backtracks)
+MAXISET_NODES = 50_000
 
 
 #: The largest decide target (the kernels' incumbent is an int64).
@@ -202,9 +226,14 @@ class CliqueProblem(Problem):
         if mode in ("max", "decide") and bound in FAST_BOUNDS:
             isets = None
             if n and n * n * W <= ISET_WORK_LIMIT:
-                isets, n_isets, iset_of = iset_partition(graph.rows.view(np.int64), n)
+                if order == "maxiset":
+                    isets, n_isets, iset_of = maxiset_partition(graph.rows.view(np.int64), n,
+                                                                MAXISET_NODES)
+                else:
+                    isets, n_isets, iset_of = iset_partition(graph.rows.view(np.int64), n)
                 self.root_bound = int(n_isets)
-            self.order = isets if order == "iset" and isets is not None else vertex_order(graph, order)
+            self.order = (isets if order in ("iset", "maxiset") and isets is not None
+                          else vertex_order(graph, order))
             self.adj = graph.permuted(self.order).view(np.int64)
             if n:
                 greedy = greedy_colour_classes(self.adj, n)
@@ -260,12 +289,50 @@ class CliqueProblem(Problem):
         if auto and mode in ("max", "decide") and n:
             clique = (len(self.start_clique) if len(self.start_clique)
                       else len(greedy_clique(self.adj, n, n, HEURISTIC_EFFORT)))
+            if order == "degeneracy":
+                self._maxiset_where_it_fits(graph, clique)
             if ((graph.density() >= AUTO_MAXSAT_DENSITY and clique >= AUTO_MAXSAT_CLIQUE)
                     or clique >= AUTO_MAXSAT_LARGE_CLIQUE):
                 self.bound = "maxsat"
                 if (graph.density() >= AUTO_INCMAXSAT_DENSITY
                         and clique >= AUTO_INCMAXSAT_GAP * self.root_bound):
                     self.bound = "incmaxsat"
+            if self.order_name == "maxiset":
+                # candidates that fit in the few classes left: FiltSAT's case
+                self.bound = "filtsat"
+
+    def _maxiset_where_it_fits(self, graph: Graph, clique: int) -> None:
+        """``auto``'s order: the ``maxiset`` order instead of the degeneracy order where
+        its partition has at most AUTO_MAXISET_RATIO x ``clique`` classes (the first
+        incumbent's size, or a greedy clique's), on graphs of density >= AUTO_MAXISET_DENSITY
+        whose root bound is already within AUTO_MAXISET_SCREEN x ``clique`` (the partition
+        is searched only there).  The search's numbering changes; the first incumbent is
+        carried over vertex for vertex and the root bound stays the least of the bounds
+        computed."""
+        n, W = graph.n, self.words
+        if (n < AUTO_MAXISET_MIN_N or graph.density() < AUTO_MAXISET_DENSITY
+                or n * n * W > ISET_WORK_LIMIT or self.root_bound > AUTO_MAXISET_SCREEN * clique):
+            return
+        isets, n_isets, iset_of = maxiset_partition(graph.rows.view(np.int64), n, MAXISET_NODES)
+        if n_isets > AUTO_MAXISET_RATIO * clique:
+            return
+        position = np.empty(n, np.int64)        # a vertex's place in the old numbering
+        position[self.order] = np.arange(n)
+        originals = self.order[self.start_clique]
+        # the partition of the root bound (the proof's, AMTS's), renumbered with the
+        # vertices: the old one, the maximum independent sets or the greedy colouring
+        # in the new order, whichever has the fewest classes
+        partitions = [(self.root_bound, self.colour_classes[position[isets]]),
+                      (int(n_isets), iset_of[isets])]
+        self.order = isets
+        self.order_name = "maxiset"
+        self.adj = graph.permuted(isets).view(np.int64)
+        greedy = greedy_colour_classes(self.adj, n)
+        partitions.append((int(greedy.shape[0]), None))
+        self.root_bound, classes = min(partitions, key=lambda pc: pc[0])
+        self.colour_classes = class_of_vertices(greedy, n) if classes is None else classes
+        position[isets] = np.arange(n)
+        self.start_clique = np.sort(position[originals])
 
     # -- engine contract --------------------------------------------------------------
     @property
@@ -436,6 +503,8 @@ def vertex_order(graph: Graph, order: str) -> np.ndarray:
     dgn = degeneracy_order(rows, n)
     if order == "iset":
         return iset_partition(rows, n)[0]
+    if order == "maxiset":
+        return maxiset_partition(rows, n, MAXISET_NODES)[0]
     if order == "colour-sort":
         return colour_sort_order(rows, n, dgn)
     return dgn

@@ -82,22 +82,37 @@ def test_known_omega_from_the_table_the_folder_and_a_bhoslib_name(tmp_path):
     assert bench_dimacs.known_omega("unheard_of", tmp_path) is None
 
 
-def _tiny_set(tmp_path, omega):
-    """A folder with one graph, a 4-clique and a pendant vertex, and an omega.tsv."""
+def _tiny_set(tmp_path, omega, isolated=0):
+    """A folder with one graph, a 4-clique, a pendant vertex and ``isolated`` more
+    vertices, and an omega.tsv."""
     edges = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4), (4, 5)]
-    (tmp_path / "tiny.clq").write_text("p edge 5 7\n" + "".join(f"e {a} {b}\n" for a, b in edges))
+    (tmp_path / "tiny.clq").write_text(f"p edge {5 + isolated} 7\n"
+                                       + "".join(f"e {a} {b}\n" for a, b in edges))
     (tmp_path / "omega.tsv").write_text(f"instance\tn\tm\tomega\ntiny\t5\t7\t{omega}\n")
     return ["--dimacs", str(tmp_path), "--skip", "glasgow", "momc", "--limit", "30",
             "--raw", str(tmp_path / "raw.jsonl")]
 
 
-def test_run_records_each_extra_bound_once_and_checks_the_published_omega(tmp_path):
-    bench_dimacs.main(_tiny_set(tmp_path, 4) + ["--bounds", "colour", "incmaxsat"])
+def test_run_records_each_extra_bound_once_and_checks_the_published_omega(tmp_path,
+                                                                          monkeypatch):
+    import stealsearch.problems.clique.problem as problem_module
+
+    # density 0.2: auto keeps the degeneracy order and picks colour
+    bench_dimacs.main(_tiny_set(tmp_path, 4, isolated=5) + ["--bounds", "colour", "incmaxsat"])
     (rec,) = [json.loads(x) for x in (tmp_path / "raw.jsonl").read_text().splitlines()]
     assert rec["ours"]["omega"] == 4 and rec["ours"]["resolved"] == "colour"
+    assert rec["ours"]["order"] == "degeneracy"
     # colour is auto's own choice here: not run twice
     assert set(rec["bounds"]) == {"incmaxsat"} and rec["bounds"]["incmaxsat"]["omega"] == 4
     assert "momc" not in rec and "glasgow" not in rec
+    # density 0.7, a partition at omega (the size threshold lifted): auto's filtsat runs
+    # in the maxiset order, so an explicit filtsat (degeneracy order) is another run
+    monkeypatch.setattr(problem_module, "AUTO_MAXISET_MIN_N", 0)
+    (tmp_path / "raw.jsonl").unlink()
+    bench_dimacs.main(_tiny_set(tmp_path, 4) + ["--bounds", "filtsat"])
+    (rec,) = [json.loads(x) for x in (tmp_path / "raw.jsonl").read_text().splitlines()]
+    assert (rec["ours"]["resolved"], rec["ours"]["order"]) == ("filtsat", "maxiset")
+    assert set(rec["bounds"]) == {"filtsat"} and rec["bounds"]["filtsat"]["omega"] == 4
 
 
 def test_run_aborts_when_the_omega_found_is_not_the_published_one(tmp_path):

@@ -129,6 +129,73 @@ def test_auto_picks_maxsat_at_any_density_where_the_clique_is_large():
         assert r.objective == max(len(c) for c in nx.find_cliques(G)) == size and r.verified
 
 
+def test_auto_takes_the_maxiset_order_where_its_partition_is_close_to_the_clique():
+    from stealsearch.problems.clique.problem import AUTO_MAXISET_RATIO
+    # hamming8-4: 20 maximum independent sets for omega 16, within the ratio -> maxiset;
+    # p_hat300-3: its partition is twice omega -> the degeneracy order stays
+    # johnson8-4-4 (70 vertices) is below AUTO_MAXISET_MIN_N
+    for name, want in (("hamming8-4", "maxiset"), ("p_hat300-1", "degeneracy"),
+                       ("johnson8-4-4", "degeneracy"), ("keller4", "degeneracy")):
+        g = read_dimacs(DATA / f"{name}.clq")
+        problem = CliqueProblem(g)
+        assert problem.order_name == want, name
+        r = solve(problem, backend="sequential")
+        omega = int(dict(line.split("\t")[::3] for line in
+                         (DATA / "omega.tsv").read_text().splitlines()[1:])[name])
+        assert r.status == "optimal" and r.objective == omega and r.verified, name
+        if want == "maxiset":
+            assert problem.root_bound <= AUTO_MAXISET_RATIO * len(problem.start_clique)
+            assert problem.bound == "filtsat"
+    # an explicit order other than the default is kept
+    assert CliqueProblem(read_dimacs(DATA / "hamming8-4.clq"), order="degree").order_name == "degree"
+
+
+@pytest.mark.parametrize("name", ["gen200_p0.9_55.clq.gz", "frb30-15-1.clq.gz"])
+def test_a_proof_of_auto_in_the_maxiset_order_checks(tmp_path, name):
+    # the proof's search keeps auto's order with the logged colour bound: a tree
+    # (gen200_p0.9_55) and a root the partition alone closes (frb30-15-1: the root's
+    # partition, renumbered with the vertices, is the one the proof writes)
+    from stealsearch.check_proof import check_files
+
+    g = read_dimacs(DATA / name)
+    problem = CliqueProblem(g)
+    assert problem.order_name == "maxiset"
+    prefix = tmp_path / "p"
+    r = solve(problem, backend="sequential", proof=str(prefix))
+    assert r.status == "optimal" and r.info["proof"]["written"]
+    check_files(f"{prefix}.opb", f"{prefix}.pbp")
+
+
+def test_auto_with_the_maxiset_order_agrees_with_networkx_on_dense_graphs(monkeypatch):
+    # dense G(n, p), the size threshold lifted: where the rule switches, the first
+    # incumbent is carried into the new numbering (a clique of the graph, checked) and
+    # omega stays networkx's, in max and decide mode, with and without the first incumbent
+    import stealsearch.problems.clique.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "AUTO_MAXISET_MIN_N", 0)
+    rng = np.random.default_rng(77)
+    switched = 0
+    for s in range(40):
+        n = int(rng.integers(12, 60))
+        p = float(rng.choice([0.6, 0.75, 0.85, 0.92]))
+        g, G, omega = case(n, p, 3000 + s)
+        for heuristic in ("amts", "none"):
+            problem = CliqueProblem(g, heuristic=heuristic)
+            switched += problem.order_name == "maxiset"
+            if heuristic == "amts":
+                assert check_clique(g, problem.initial_solution(), size=problem.initial_incumbent())
+            r = solve(problem, backend="sequential")
+            assert r.objective == omega and r.verified, (n, p, s, heuristic)
+            assert omega <= problem.root_bound
+        for k in (omega, omega + 1):
+            problem = CliqueProblem(g, mode="decide", k=k)
+            switched += problem.order_name == "maxiset"
+            r = solve(problem, backend="sequential")
+            assert r.status == ("found" if k == omega else "none"), (n, p, s, k)
+            assert k > omega or (len(r.solution) >= k and r.verified)
+    assert switched >= 40          # the rule fires on many of these problems
+
+
 def test_count_maximal_and_count_ignore_the_bound_choice():
     g = gnp(60, 0.4, seed=3)
     want = sum(1 for _ in nx.find_cliques(g.to_networkx()))

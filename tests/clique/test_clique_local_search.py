@@ -1,6 +1,7 @@
 """The initial clique (AMTS), the root bound and ``auto`` on structured graphs."""
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -132,12 +133,22 @@ def _is_independent(g: Graph, members: list[int]) -> bool:
     return not any(u in inside and v in inside for u, v in g.edges())
 
 
-@pytest.mark.parametrize("n, p, seed", [(1, 0.5, 1), (2, 1.0, 1), (70, 0.3, 2), (90, 0.7, 3),
-                                        (100, 0.85, 4)])
-def test_iset_partition_is_a_partition_into_independent_sets(n, p, seed):
+def _maxiset(rows, n):
+    from stealsearch.problems.clique.kernels.orders import maxiset_partition
+    return maxiset_partition(rows, n, 50_000)
+
+
+def _iset(rows, n):
     from stealsearch.problems.clique.kernels.orders import iset_partition
+    return iset_partition(rows, n)
+
+
+@pytest.mark.parametrize("partition", [_iset, _maxiset])
+@pytest.mark.parametrize("n, p, seed", [(1, 0.5, 1), (2, 1.0, 1), (70, 0.3, 2), (90, 0.7, 3),
+                                        (100, 0.85, 4), (130, 0.5, 5)])
+def test_iset_partition_is_a_partition_into_independent_sets(partition, n, p, seed):
     g = gnp(n, p, seed=seed)
-    order, k, cls = iset_partition(g.rows.view(np.int64), n)
+    order, k, cls = partition(g.rows.view(np.int64), n)
     assert sorted(order.tolist()) == list(range(n))              # every vertex, once
     assert cls.min() == 0 and cls.max() == k - 1                 # k classes, none empty
     assert all(cls[order[i]] <= cls[order[i + 1]] for i in range(n - 1))  # class by class
@@ -145,6 +156,18 @@ def test_iset_partition_is_a_partition_into_independent_sets(n, p, seed):
         assert _is_independent(g, [v for v in range(n) if cls[v] == c])
     omega = solve(CliqueProblem(g, heuristic="none"), backend="sequential").objective
     assert omega <= k
+
+
+@pytest.mark.parametrize("n, p, seed", [(30, 0.5, 1), (45, 0.7, 2), (60, 0.6, 3), (60, 0.85, 4),
+                                        (50, 0.3, 5)])
+def test_maxiset_partition_largest_class_is_a_maximum_independent_set(n, p, seed):
+    # the first set is a maximum independent set when the search ends within its
+    # budget (here it does); emptying small classes never shrinks a class it fills
+    g = gnp(n, p, seed=seed)
+    order, k, cls = _maxiset(g.rows.view(np.int64), n)
+    alpha = max(len(c) for c in nx.find_cliques(nx.complement(g.to_networkx())))
+    assert np.bincount(cls).max() == alpha
+    assert list(np.bincount(cls)) == sorted(np.bincount(cls), reverse=True)  # largest first
 
 
 def test_amts_keeps_one_vertex_per_class_and_reaches_omega_on_a_planted_partition():

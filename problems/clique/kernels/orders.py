@@ -8,7 +8,14 @@ from numba import njit
 from stealsearch.engine.core.bitset import _ctpop64 as popcount
 from stealsearch.engine.core.bitset import _cttz64 as ctz
 
+from stealsearch.engine.core.problem import GROW, IMPROVED, N_ENGINE_COUNTERS, NODES, OPTIMISE
+
+from .bounds_colour import colour_kernel
 from .colour_classes import _meets, _only_neighbour
+from .rows import BOUND, LEVEL, X0
+
+#: counters of :func:`maxiset_partition`'s searches (the engine's and the clique kernels')
+N_COUNTERS = N_ENGINE_COUNTERS + 3
 
 
 
@@ -107,6 +114,29 @@ def colour_sort_order(adj, n, base):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _fewest_neighbours(cand, adj, n, W):
+    """The vertex of the bitset ``cand`` with the fewest neighbours in ``cand`` (the
+    lowest on ties; -1 if ``cand`` is empty): the minimum-degree rule that grows a large
+    independent set."""
+    one = np.int64(1)
+    pick = -1
+    fewest = n + 1
+    for w in range(W):
+        q = cand[w]
+        while q != 0:
+            b = ctz(q)
+            q &= ~(one << b)
+            v = w * 64 + b
+            d = 0
+            for w2 in range(W):
+                d += popcount(cand[w2] & adj[v, w2])
+            if d < fewest:
+                fewest = d
+                pick = v
+    return pick
+
+
 @njit(nogil=True, cache=True)
 def iset_partition(adj, n):
     """A partition of V into independent sets (colour classes), each grown greedily in
@@ -134,20 +164,7 @@ def iset_partition(adj, n):
         for w in range(W):
             cand[w] = R[w]
         while True:
-            pick = -1
-            fewest = n + 1
-            for w in range(W):
-                q = cand[w]
-                while q != 0:
-                    b = ctz(q)
-                    q &= ~(one << b)
-                    v = w * 64 + b
-                    d = 0
-                    for w2 in range(W):
-                        d += popcount(cand[w2] & adj[v, w2])
-                    if d < fewest:
-                        fewest = d
-                        pick = v
+            pick = _fewest_neighbours(cand, adj, n, W)
             if pick < 0:
                 break
             out[placed] = pick
@@ -289,3 +306,106 @@ def _empty_small_classes(adj, n, vcls, k):
     for v in range(n):
         vcls[v] = newid[vcls[v]]
     return c2
+
+
+@njit(nogil=True, cache=True)
+def maxiset_partition(adj, n, budget):
+    """A partition of V into independent sets, each a *maximum* independent set of the
+    vertices not yet placed as far as a search of ``budget`` nodes finds: MoMC's
+    MaxIndSet ordering (Li, Jiang and Manyà 2017), which searches each set exactly with
+    a cutoff.  Each set is a clique of the complement of G[R] (R: the vertices left),
+    searched by :func:`.bounds_colour.colour_kernel` from the greedy set of
+    :func:`iset_partition`'s rule (fewest neighbours first) as its first incumbent, so
+    a set is never smaller than the greedy rule's; then the smallest classes are
+    emptied where their vertices fit elsewhere (:func:`_empty_small_classes`).  On
+    graphs like the keller graphs the greedy sets leave far more classes than omega,
+    and the root's partition is the order every node's colouring inherits.  Returns what :func:`iset_partition` returns, the classes listed largest
+    first (the search's colouring takes them in that order, so the classes below the
+    threshold hold the most vertices)."""
+    W = adj.shape[1]
+    one = np.int64(1)
+    R = np.zeros(W, np.int64)
+    for v in range(n):
+        R[v >> 6] |= one << (v & 63)
+    comp = np.empty((max(n, 1), W), np.int64)      # the complement, loops removed
+    for v in range(n):
+        for w in range(W):
+            comp[v, w] = ~adj[v, w] & R[w]
+        comp[v, v >> 6] &= ~(one << (v & 63))
+    vcls = np.zeros(max(n, 1), np.int64)
+    sizes = np.zeros(max(n, 1), np.int64)
+    cand = np.empty(W, np.int64)
+    greedy = np.zeros(W, np.int64)
+    width = X0 + 2 * W
+    stack = np.zeros((4 * n + 4, width), np.int64)
+    counters = np.zeros(N_COUNTERS, np.int64)
+    solution = np.zeros(1 + W, np.int64)
+    left = n
+    k = 0
+    while left > 0:
+        # the greedy set: the candidate with the fewest neighbours among the candidates
+        size = 0
+        for w in range(W):
+            cand[w] = R[w]
+            greedy[w] = 0
+        while True:
+            pick = _fewest_neighbours(cand, adj, n, W)
+            if pick < 0:
+                break
+            greedy[pick >> 6] |= one << (pick & 63)
+            size += 1
+            for w in range(W):
+                cand[w] &= ~adj[pick, w]
+            cand[pick >> 6] &= ~(one << (pick & 63))
+        # a larger one, by the clique search on the complement over R
+        stack[0, LEVEL] = 0
+        stack[0, BOUND] = left + 1
+        for w in range(W):
+            stack[0, X0 + w] = 0
+            stack[0, X0 + W + w] = R[w]
+        top = 1
+        best = size
+        spent = 0
+        while top > 0 and spent < budget:
+            before = counters[NODES]
+            top, status, value = colour_kernel(stack, top, budget - spent, OPTIMISE, best,
+                                               counters, solution, comp)
+            spent += counters[NODES] - before
+            if status == IMPROVED:                # solution holds the larger set
+                best = value
+                for w in range(W):
+                    greedy[w] = solution[1 + w]
+            elif status == GROW:
+                bigger = np.zeros((2 * stack.shape[0], width), np.int64)
+                bigger[:top] = stack[:top]
+                stack = bigger
+        for w in range(W):
+            q = greedy[w] & R[w]
+            while q != 0:
+                b = ctz(q)
+                q &= ~(one << b)
+                vcls[w * 64 + b] = k
+                sizes[k] += 1
+                left -= 1
+            R[w] &= ~greedy[w]
+        k += 1
+    if k > 1:
+        k = _empty_small_classes(adj, n, vcls, k)
+    sizes[:] = 0
+    for v in range(n):
+        sizes[vcls[v]] += 1
+    # classes largest first (ties: the order found), each class in vertex order
+    key = np.empty(max(k, 1), np.int64)
+    for c in range(k):
+        key[c] = -sizes[c] * (k + 1) + c
+    rank = np.empty(max(k, 1), np.int64)
+    byrank = np.argsort(key[:k])
+    for i in range(k):
+        rank[byrank[i]] = i
+    for v in range(n):
+        vcls[v] = rank[vcls[v]]
+    ckey = np.empty(n, np.int64)
+    for v in range(n):
+        ckey[v] = vcls[v] * (n + 1) + v
+    out = np.argsort(ckey)
+    return out, k, vcls[:n].copy()
