@@ -5,7 +5,7 @@
     stealsearch clique FILE|--gnp N P [--seed S] [--mode max|decide|count|count-maximal]
                        [--k K] [--bound auto|colour|recolour|infra|maxsat|incmaxsat|filtsat|greedy|
                                 sampling|size]
-                       [--order degeneracy|degree|colour-sort|iset] [--heuristic amts|greedy|none]
+                       [--order degeneracy|degree|colour-sort|iset|maxiset] [--heuristic amts|greedy|none]
                        [--workers N | --sequential | --scheduler ADDR] [--time-limit S] [--json]
                        [--prove PREFIX]
     stealsearch design T V K          # a t-(v,k,1) design as a clique of size b
