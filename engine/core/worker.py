@@ -232,6 +232,9 @@ class WorkerSearch:
         self.lost_asks: list[tuple[int, int]] = []
         self.gifts: collections.deque = collections.deque()
         self.gift_lock = threading.Lock()
+        # a thief's call ends within the peer timeout and the loop's grace: a gift older
+        # than twice that is forgotten (see _remember_gift)
+        self.gift_memory = 2 * (spec.peer_timeout + self.periods.loop_grace)
         # set by a graceful leave (the Dask host's hand-over): the outcome carries the gifts
         self.leaving = False
         # set once run() has built its outcome (a closing worker hands it over)
@@ -317,9 +320,8 @@ class WorkerSearch:
         and the loop's grace, so a gift older than twice that is forgotten; one lost
         and forgotten still fails the conservation check and the epoch is rolled back."""
         now = time.monotonic()
-        keep = 2 * (self.spec.peer_timeout + self.periods.loop_grace)
         with self.gift_lock:
-            while self.gifts and now - self.gifts[0][0] > keep:
+            while self.gifts and now - self.gifts[0][0] > self.gift_memory:
                 self.gifts.popleft()
             self.gifts.append((now, gift[0], gift[1], rows))
 
