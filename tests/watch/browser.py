@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -55,13 +56,17 @@ class Browser:
         profile = Path(tmp) / "chromium-profile"
         profile.mkdir(parents=True, exist_ok=True)
         (profile / "DevToolsActivePort").unlink(missing_ok=True)    # a former run's port
+        self.profile = profile
         self.proc = subprocess.Popen(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
              "--disable-background-networking", "--disable-component-update",
              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
              f"--window-size={width},{height}", "--remote-debugging-port=0",
              f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            # its crash handler detaches from it (no child, a session of its own): with
+            # its database in the profile, close() finds it by that path
+            env={**os.environ, "XDG_CONFIG_HOME": str(profile)})
         self.loop = asyncio.new_event_loop()
         self.ws = None
         self._id = 0
@@ -171,8 +176,20 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-            end_processes(kids, grace=1)
+            end_processes(kids + [p for p in self._detached() if p not in kids], grace=1)
             self.loop.close()
+
+    def _detached(self) -> list[int]:
+        """Processes that name this browser's profile but are not its children (the
+        crash handler)."""
+        found = []
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if any(str(self.profile) in arg for arg in p.info["cmdline"] or ()):
+                    found.append(p.info["pid"])
+            except (psutil.Error, TypeError):
+                continue
+        return found
 
     def __enter__(self) -> "Browser":
         return self
