@@ -145,8 +145,19 @@ def _unpickle_and_warm(blob) -> tuple[object, float]:
     from ...core.stack import make_stack
 
     t0 = time.perf_counter()
-    problem = loads(blob)
-    make_stack(problem).run(0, int(problem.initial_incumbent()))
+    try:
+        problem = loads(blob)
+        make_stack(problem).run(0, int(problem.initial_incumbent()))
+    except RuntimeError as exc:
+        # a worker just (re)started imports modules on its loop while this thread
+        # unpickles (the problem's own modules) and compiles: once a load failed with
+        # "dictionary changed size during iteration" there; a problem that cannot load
+        # fails the second time too, and that error goes to the client
+        if "changed size during iteration" not in str(exc):
+            raise
+        logger.info("loading a problem met a concurrent import (%s); once more", exc)
+        problem = loads(blob)
+        make_stack(problem).run(0, int(problem.initial_incumbent()))
     return problem, time.perf_counter() - t0
 
 
